@@ -37,14 +37,28 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::BitDepth(b) => write!(f, "unsupported bit depth {b} (8 to 16 bits per component are supported)"),
-            Error::TooSmall { width, height, min_width, min_height } => write!(
+            Error::BitDepth(b) => write!(
+                f,
+                "unsupported bit depth {b} (8 to 16 bits per component are supported)"
+            ),
+            Error::TooSmall {
+                width,
+                height,
+                min_width,
+                min_height,
+            } => write!(
                 f,
                 "frame of {width}x{height} is smaller than the {min_width}x{min_height} minimum the VMAF features need"
             ),
             Error::Mismatch(s) => write!(f, "mismatched frames: {s}"),
             Error::Geometry(s) => write!(f, "bad frame geometry: {s}"),
-            Error::SampleRange { plane, x, y, value, bpc } => write!(
+            Error::SampleRange {
+                plane,
+                x,
+                y,
+                value,
+                bpc,
+            } => write!(
                 f,
                 "{plane} sample {value} at ({x}, {y}) exceeds the {bpc}-bit maximum {}",
                 (1u32 << bpc) - 1
