@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod features;
+pub mod model;
 pub mod picture;
 
 pub use error::{Error, Result};
