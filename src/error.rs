@@ -32,6 +32,13 @@ pub enum Error {
     Backend(String),
     /// The scorer was used after an error or after `finish()`.
     State(String),
+    /// A companion metric that libvmaf 3.2.0 refuses for this input (e.g. MS-SSIM on a frame
+    /// too small for 5 pyramid levels, PSNR-HVS above 12 bits, CIEDE2000 without chroma).
+    /// `metric` is libvmaf's feature name ("float_ms_ssim", "psnr_hvs", ...).
+    Unsupported {
+        metric: &'static str,
+        reason: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -66,6 +73,9 @@ impl fmt::Display for Error {
             Error::Model(s) => write!(f, "model error: {s}"),
             Error::Backend(s) => write!(f, "backend error: {s}"),
             Error::State(s) => write!(f, "{s}"),
+            Error::Unsupported { metric, reason } => {
+                write!(f, "{metric} cannot be computed: {reason}")
+            }
         }
     }
 }

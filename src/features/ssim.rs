@@ -1,0 +1,390 @@
+//! SSIM (`float_ssim`), as libvmaf 3.2.0's feature `float_ssim` computes it, bit for bit.
+//!
+//! Sources (libvmaf 3.2.0, `libvmaf/src/feature/`): `float_ssim.c` (the extractor, default
+//! options), `picture_copy.c` (samples to float), `ssim.c` (`compute_ssim`: automatic
+//! down-scaling), `iqa/ssim_tools.c` (`_iqa_ssim`), `iqa/convolve.c` (with `IQA_CONVOLVE_1D`
+//! defined in `iqa/iqa_options.h`: separable "valid" convolution; `_iqa_filter_pixel`,
+//! `KBND_SYMMETRIC`), `iqa/decimate.c`, `iqa/math_utils.c` (`_round`).
+//!
+//! Floating point follows the C code's types exactly: `float` products accumulated in `double`
+//! in the convolutions, the per-pixel SSIM terms in `double` with the mixed `float`/`double`
+//! operands of `_iqa_ssim`, and one sequential `double` sum of the per-pixel terms in row-major
+//! order (an order-fixed reduction: a GPU port must produce the same per-pixel terms and sum them
+//! in this order). The result is rounded to `float` as libvmaf does.
+//!
+//! The tools here are shared with [`super::ms_ssim`].
+
+use crate::error::{Error, Result};
+use crate::picture::Plane;
+
+use super::psnr::check_pair;
+
+/// Length of the Gaussian window (iqa/ssim_tools.h `GAUSSIAN_LEN`).
+pub const GAUSSIAN_LEN: usize = 11;
+
+/// The separable 11-tap Gaussian window (iqa/ssim_tools.h: `g_gaussian_window_h`, equal to
+/// `g_gaussian_window_v`).
+const GAUSSIAN_WINDOW: [f32; GAUSSIAN_LEN] = [
+    0.001028, 0.007599, 0.036001, 0.109361, 0.213006, 0.266012, 0.213006, 0.109361, 0.036001,
+    0.007599, 0.001028,
+];
+
+/// SSIM of one frame and its mean luminance, contrast and structure terms (libvmaf's
+/// `float_ssim`, and `float_ssim_l/_c/_s` with `enable_lcs`). Each is a `float` widened to
+/// `double`, as libvmaf reports them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SsimScore {
+    pub ssim: f64,
+    pub l: f64,
+    pub c: f64,
+    pub s: f64,
+}
+
+/// Convert a plane to floats the way libvmaf's `picture_copy()` does: 8-bit samples as they
+/// are, 10/12/16-bit samples divided by 4/16/256 (so every depth lands on the 8-bit scale).
+/// libvmaf 3.2.0 has no case for 9, 11, 13, 14 and 15 bits (it would read them as bytes); we
+/// divide by `2^(bpc - 8)`, the rule its three cases follow. Division by a power of two is exact.
+pub(crate) fn plane_to_float(p: &Plane<'_>) -> Vec<f32> {
+    let scaler = (1u32 << (p.bpc - 8)) as f32;
+    let mut out = Vec::with_capacity(p.width * p.height);
+    for y in 0..p.height {
+        if p.bpc == 8 {
+            out.extend(p.row(y).iter().map(|&v| f32::from(v)));
+        } else {
+            // `(float) data[j] / scaler + offset` with offset 0.
+            out.extend(p.row(y).iter().map(|&v| f32::from(v) / scaler + 0.0));
+        }
+    }
+    out
+}
+
+/// `KBND_SYMMETRIC` (iqa/convolve.c): one mirror reflection, edge sample repeated.
+#[inline]
+fn mirror(i: isize, n: isize) -> usize {
+    let r = if i < 0 {
+        -1 - i
+    } else if i >= n {
+        n - (i - n) - 1
+    } else {
+        i
+    };
+    r as usize
+}
+
+/// `_iqa_filter_pixel` with a square 2-D kernel of side `k` (row-major `kernel`), `kscale = 1`:
+/// `double` sum of `float` products, rows outer, columns inner, out-of-image samples mirrored.
+/// For an even side the taps run from `-k/2` to `k/2 - 1`.
+#[inline]
+fn filter_pixel(
+    img: &[f32],
+    w: usize,
+    h: usize,
+    x: usize,
+    y: usize,
+    kernel: &[f32],
+    k: usize,
+) -> f32 {
+    let c = (k / 2) as isize;
+    let even = if k % 2 == 1 { 0 } else { 1 };
+    let (xi, yi) = (x as isize, y as isize);
+    let (wi, hi) = (w as isize, h as isize);
+    let edge = xi < c || yi < c || xi >= wi - c || yi >= hi - c;
+    let mut sum = 0.0f64;
+    let mut ko = 0;
+    for v in -c..=c - even {
+        if edge {
+            let row = mirror(yi + v, hi) * w;
+            for u in -c..=c - even {
+                sum += f64::from(img[row + mirror(xi + u, wi)] * kernel[ko]);
+                ko += 1;
+            }
+        } else {
+            let start = (yi + v) as usize * w + (xi - c) as usize;
+            for (&p, &kv) in img[start..start + k].iter().zip(&kernel[ko..ko + k]) {
+                sum += f64::from(p * kv);
+            }
+            ko += k;
+        }
+    }
+    // `(float)(sum * kscale)` with kscale = 1.0f.
+    sum as f32
+}
+
+/// `_iqa_decimate` into a separate buffer: output `(w / factor + (w & 1)) x (h / factor + (h & 1))`
+/// (sic: libvmaf adds the parity of the size, not a remainder), sample `(x, y)` filtered at
+/// `(x * factor, y * factor)`.
+pub(crate) fn decimate(
+    img: &[f32],
+    w: usize,
+    h: usize,
+    factor: usize,
+    kernel: &[f32],
+    k: usize,
+) -> (Vec<f32>, usize, usize) {
+    let sw = w / factor + (w & 1);
+    let sh = h / factor + (h & 1);
+    let mut out = Vec::with_capacity(sw * sh);
+    for y in 0..sh {
+        for x in 0..sw {
+            out.push(filter_pixel(img, w, h, x * factor, y * factor, kernel, k));
+        }
+    }
+    (out, sw, sh)
+}
+
+/// `_iqa_decimate` in place (`result == NULL`), as `compute_ssim` calls it: outputs overwrite the
+/// start of the buffer while later outputs still read it, exactly as the C loop does.
+fn decimate_in_place(
+    img: &mut Vec<f32>,
+    w: usize,
+    h: usize,
+    factor: usize,
+    kernel: &[f32],
+    k: usize,
+) -> (usize, usize) {
+    let sw = w / factor + (w & 1);
+    let sh = h / factor + (h & 1);
+    for y in 0..sh {
+        for x in 0..sw {
+            let v = filter_pixel(img, w, h, x * factor, y * factor, kernel, k);
+            img[y * sw + x] = v;
+        }
+    }
+    img.truncate(sw * sh);
+    (sw, sh)
+}
+
+/// `_iqa_convolve` with `IQA_CONVOLVE_1D` and the 11-tap Gaussian window (normalized, scale 1):
+/// "valid" output of `(w - 10) x (h - 10)`. Horizontal pass over every row, then vertical pass;
+/// each output is a `double` sum of `float` products in tap order, rounded to `float`.
+fn convolve(img: &[f32], w: usize, h: usize) -> (Vec<f32>, usize, usize) {
+    let k = &GAUSSIAN_WINDOW;
+    let n = GAUSSIAN_LEN;
+    let dw = w - n + 1;
+    let dh = h - n + 1;
+    // Horizontal pass, every row, kept compact (dw per row).
+    let mut cache = vec![0f32; dw * h];
+    for y in 0..h {
+        let src = &img[y * w..(y + 1) * w];
+        let dst = &mut cache[y * dw..(y + 1) * dw];
+        for (x, o) in dst.iter_mut().enumerate() {
+            let mut sum = 0.0f64;
+            for (&p, &kv) in src[x..x + n].iter().zip(k) {
+                sum += f64::from(p * kv);
+            }
+            *o = sum as f32;
+        }
+    }
+    // Vertical pass: for each output the taps are added in order v = 0..n, as in the C loop.
+    let mut out = vec![0f32; dw * dh];
+    let mut acc = vec![0f64; dw];
+    for y in 0..dh {
+        acc.iter_mut().for_each(|a| *a = 0.0);
+        for (v, &kv) in k.iter().enumerate() {
+            let src = &cache[(y + v) * dw..(y + v + 1) * dw];
+            for (a, &p) in acc.iter_mut().zip(src) {
+                *a += f64::from(p * kv);
+            }
+        }
+        for (o, &a) in out[y * dw..(y + 1) * dw].iter_mut().zip(&acc) {
+            *o = a as f32;
+        }
+    }
+    (out, dw, dh)
+}
+
+/// The means libvmaf's `_iqa_ssim` returns in its default case (`args == NULL`): the SSIM index
+/// and the mean l, c, s terms, all rounded to `float`.
+pub(crate) struct IqaSsim {
+    pub ssim: f32,
+    pub l: f32,
+    pub c: f32,
+    pub s: f32,
+}
+
+/// `_iqa_ssim` (iqa/ssim_tools.c), default parameters (K1 = 0.01, K2 = 0.03, L = 255, Gaussian
+/// window), the zli-nflx default branch. `w, h >= 11`.
+pub(crate) fn iqa_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> IqaSsim {
+    // C1 = (K1*L)^2, C2 = (K2*L)^2, C3 = C2/2, all in float (L is the int 255).
+    let k1l = 0.01f32 * 255.0;
+    let k2l = 0.03f32 * 255.0;
+    let c1 = k1l * k1l;
+    let c2 = k2l * k2l;
+    let c3 = c2 / 2.0;
+
+    let (mu_r, dw, dh) = convolve(r, w, h);
+    let (mu_d, _, _) = convolve(d, w, h);
+    let mut rr = Vec::with_capacity(w * h);
+    let mut dd = Vec::with_capacity(w * h);
+    let mut rd = Vec::with_capacity(w * h);
+    for (&a, &b) in r.iter().zip(d) {
+        rr.push(a * a);
+        dd.push(b * b);
+        rd.push(a * b);
+    }
+    let (sig_r, _, _) = convolve(&rr, w, h);
+    let (sig_d, _, _) = convolve(&dd, w, h);
+    let (sig_rd, _, _) = convolve(&rd, w, h);
+    drop((rr, dd, rd));
+
+    let mut ssim_sum = 0.0f64;
+    let mut l_sum = 0.0f64;
+    let mut c_sum = 0.0f64;
+    let mut s_sum = 0.0f64;
+    for i in 0..dw * dh {
+        let (mr, md) = (mu_r[i], mu_d[i]);
+        let mut sr = sig_r[i] - mr * mr;
+        let mut sd = sig_d[i] - md * md;
+        // MAX(0.0, x) with the C macro: (0.0 > x) ? 0.0 : x.
+        if 0.0 > sr {
+            sr = 0.0;
+        }
+        if 0.0 > sd {
+            sd = 0.0;
+        }
+        let srd = sig_rd[i] - mr * md;
+
+        // sqrt of a float product, computed in double, stored to float.
+        let sigma_rd = f64::from(sr * sd).sqrt() as f32;
+        let l = (2.0 * f64::from(mr) * f64::from(md) + f64::from(c1))
+            / f64::from(mr * mr + md * md + c1);
+        let c = (2.0 * f64::from(sigma_rd) + f64::from(c2)) / f64::from(sr + sd + c2);
+        let clamped = if srd < 0.0 && sigma_rd <= 0.0 {
+            0.0
+        } else {
+            srd
+        };
+        // float / float, then widened.
+        let s = f64::from((clamped + c3) / (sigma_rd + c3));
+
+        ssim_sum += l * c * s;
+        l_sum += l;
+        c_sum += c;
+        s_sum += s;
+    }
+    // `(double)(w*h)` of the int sizes.
+    let n = (dw * dh) as f64;
+    IqaSsim {
+        ssim: (ssim_sum / n) as f32,
+        l: (l_sum / n) as f32,
+        c: (c_sum / n) as f32,
+        s: (s_sum / n) as f32,
+    }
+}
+
+/// `_round` (iqa/math_utils.c): rounds half away from zero, via a float difference compared
+/// against the double 0.5.
+fn iqa_round(a: f32) -> i32 {
+    let sign = if a > 0.0 { 1 } else { -1 };
+    let t = a as i32;
+    if f64::from(a - t as f32) >= 0.5 {
+        t + sign
+    } else {
+        t
+    }
+}
+
+/// The automatic down-scaling factor of `compute_ssim`: `max(1, round(min(w, h) / 256))`.
+pub fn auto_scale(width: usize, height: usize) -> usize {
+    let m = width.min(height) as i32 as f32;
+    iqa_round(m / 256.0).max(1) as usize
+}
+
+/// The smallest luma plane `float_ssim` accepts: the 11x11 window must fit after scaling.
+fn check_size(w: usize, h: usize, metric: &'static str) -> Result<()> {
+    if w < GAUSSIAN_LEN || h < GAUSSIAN_LEN {
+        return Err(Error::Unsupported {
+            metric,
+            reason: format!(
+                "a {w}x{h} plane is smaller than the {GAUSSIAN_LEN}x{GAUSSIAN_LEN} SSIM window"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// libvmaf's `float_ssim` of a luma plane pair (default options: automatic scale, no dB).
+pub fn ssim(r: Plane<'_>, d: Plane<'_>) -> Result<SsimScore> {
+    check_pair(&r, &d, "float_ssim")?;
+    check_size(r.width, r.height, "float_ssim")?;
+    let (mut w, mut h) = (r.width, r.height);
+    let mut rf = plane_to_float(&r);
+    let mut df = plane_to_float(&d);
+
+    let scale = auto_scale(w, h);
+    if scale > 1 {
+        // Box low-pass of side `scale`, each tap 1.0f / (scale * scale) (int product).
+        let kernel = vec![1.0f32 / (scale * scale) as i32 as f32; scale * scale];
+        decimate_in_place(&mut rf, w, h, scale, &kernel, scale);
+        (w, h) = decimate_in_place(&mut df, w, h, scale, &kernel, scale);
+        check_size(w, h, "float_ssim")?;
+    }
+    let m = iqa_ssim(&rf, &df, w, h);
+    Ok(SsimScore {
+        ssim: f64::from(m.ssim),
+        l: f64::from(m.l),
+        c: f64::from(m.c),
+        s: f64::from(m.s),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_and_scale() {
+        assert_eq!(iqa_round(0.5625), 1);
+        assert_eq!(iqa_round(1.40625), 1);
+        assert_eq!(iqa_round(2.5), 3);
+        assert_eq!(iqa_round(2.8125), 3);
+        // libvmaf's _round: -1.5 - (int)-1.5 = -0.5 < 0.5, so -1 (never reached: sizes are positive).
+        assert_eq!(iqa_round(-1.5), -1);
+        assert_eq!(auto_scale(176, 144), 1);
+        assert_eq!(auto_scale(640, 360), 1);
+        assert_eq!(auto_scale(1280, 720), 3);
+        assert_eq!(auto_scale(1920, 1080), 4);
+        assert_eq!(auto_scale(3840, 2160), 8);
+    }
+
+    #[test]
+    fn flat_identical_frames_give_one() {
+        for bpc in 8..=16u8 {
+            for (w, h) in [(11, 11), (33, 40), (700, 400)] {
+                let v = vec![((1u32 << bpc) / 3) as u16; w * h];
+                let p = Plane::from_slice(&v, w, h, bpc);
+                let s = ssim(p, p).unwrap();
+                assert_eq!(s.ssim, 1.0, "{w}x{h} bpc {bpc}");
+                assert_eq!((s.l, s.c, s.s), (1.0, 1.0, 1.0));
+            }
+        }
+    }
+
+    #[test]
+    fn small_planes_are_refused() {
+        let v = vec![0u16; 10 * 40];
+        let p = Plane::from_slice(&v, 10, 40, 8);
+        assert!(matches!(
+            ssim(p, p),
+            Err(Error::Unsupported {
+                metric: "float_ssim",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn picture_copy_scaling() {
+        for (bpc, v, want) in [
+            (8u8, 200u16, 200.0f32),
+            (10, 1023, 255.75),
+            (12, 4095, 255.9375),
+            (16, 65535, 255.996_09),
+            (9, 511, 255.5),
+        ] {
+            let d = [v];
+            let p = Plane::from_slice(&d, 1, 1, bpc);
+            assert_eq!(plane_to_float(&p), vec![want], "bpc {bpc}");
+        }
+    }
+}
