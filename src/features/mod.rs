@@ -11,7 +11,12 @@
 //! 8-bit content is widened to `u16` but still follows libvmaf's 8-bit arithmetic.
 
 pub mod adm;
+pub mod ciede;
 pub mod motion;
+pub mod ms_ssim;
+pub mod psnr;
+pub mod psnr_hvs;
+pub mod ssim;
 pub mod vif;
 
 /// The smallest frame the VMAF features accept (both dimensions).
