@@ -1,0 +1,1176 @@
+//! GObject glue of `vmafgpu`: pads, properties, pairing, scoring calls, messages, EOS.
+//!
+//! Lock discipline: `settings` and `state` are only held for bookkeeping. The scorer is taken
+//! out of the state for every engine call, and messages are posted and buffers pushed after
+//! the lock is dropped, so no lock is ever held across `post_message`, `finish_buffer` or an
+//! engine call (a property read or `stop()` from another thread never waits for a frame).
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{LazyLock, Mutex};
+use std::time::Instant;
+
+use gst::glib;
+use gst::prelude::*;
+use gst::subclass::prelude::*;
+use gst_base::AGGREGATOR_FLOW_NEED_DATA;
+use gst_base::prelude::*;
+use gst_base::subclass::prelude::*;
+
+use super::engine;
+use super::input::{FORMATS, MappedFrame};
+use super::messages::{FrameMessage, PooledMessage, PooledScores, Timing, WindowMessage};
+use super::pairing::{self, Decision, Head, Unpaired};
+use super::report::{self, Pool, Report, ReportFrame};
+use super::{Backend, PoolMethod, ResultsFormat, Sync};
+
+static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
+    gst::DebugCategory::new(
+        "vmafgpu",
+        gst::DebugColorFlags::empty(),
+        Some("VMAF (bit-exact with libvmaf 3.2.0) on GPU or CPU"),
+    )
+});
+
+const DEFAULT_MODEL_FILENAME: &str = "vmaf_v0.6.1";
+const DEFAULT_DISABLE_CLIP: bool = false;
+const DEFAULT_ENABLE_TRANSFORM: bool = false;
+const DEFAULT_PHONE_MODEL: bool = false;
+const DEFAULT_THREADS: u32 = 0;
+const DEFAULT_SUBSAMPLE: u32 = 1;
+const DEFAULT_CONF_INTERVAL: bool = false;
+const DEFAULT_FRAME_MESSAGE: bool = true;
+const DEFAULT_DEVICE_ID: u32 = 0;
+const DEFAULT_WINDOW: u32 = 0;
+
+/// The `version` written into report files: the libvmaf version whose numbers these are, and us.
+const REPORT_VERSION: &str = concat!("3.2.0 (vmafgpu ", env!("CARGO_PKG_VERSION"), ")");
+
+#[derive(Clone, Debug)]
+struct Settings {
+    model_filename: String,
+    disable_clip: bool,
+    enable_transform: bool,
+    phone_model: bool,
+    pool_method: PoolMethod,
+    threads: u32,
+    subsample: u32,
+    conf_interval: bool,
+    frame_message: bool,
+    results_filename: Option<String>,
+    results_format: ResultsFormat,
+    backend: Backend,
+    device_id: u32,
+    sync: Sync,
+    window: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            model_filename: DEFAULT_MODEL_FILENAME.into(),
+            disable_clip: DEFAULT_DISABLE_CLIP,
+            enable_transform: DEFAULT_ENABLE_TRANSFORM,
+            phone_model: DEFAULT_PHONE_MODEL,
+            pool_method: PoolMethod::default(),
+            threads: DEFAULT_THREADS,
+            subsample: DEFAULT_SUBSAMPLE,
+            conf_interval: DEFAULT_CONF_INTERVAL,
+            frame_message: DEFAULT_FRAME_MESSAGE,
+            results_filename: None,
+            results_format: ResultsFormat::default(),
+            backend: Backend::default(),
+            device_id: DEFAULT_DEVICE_ID,
+            sync: Sync::default(),
+            window: DEFAULT_WINDOW,
+        }
+    }
+}
+
+/// Timing of a pushed pair, kept until the engine returns its final scores.
+#[derive(Clone, Copy, Debug)]
+struct FrameMeta {
+    index: u64,
+    timing: Timing,
+}
+
+/// Pooled frames since some start (the whole run, or the current window).
+#[derive(Default)]
+struct Span {
+    pool: Pool,
+    first: Option<FrameMeta>,
+    end: Option<gst::ClockTime>,
+}
+
+impl Span {
+    fn add(&mut self, meta: FrameMeta, metrics: &[(String, f64)]) {
+        self.pool.add(metrics);
+        if self.first.is_none() {
+            self.first = Some(meta);
+        }
+        let end = meta
+            .timing
+            .timestamp
+            .map(|t| t + meta.timing.duration.unwrap_or(gst::ClockTime::ZERO));
+        if end.is_some() {
+            self.end = end;
+        }
+    }
+
+    /// Timing of the first frame with the duration up to the last frame's end.
+    fn timing(&self) -> Timing {
+        let mut t = self.first.map(|m| m.timing).unwrap_or_default();
+        t.duration = match (t.timestamp, self.end) {
+            (Some(start), Some(end)) => end.checked_sub(start),
+            _ => None,
+        };
+        t
+    }
+
+    fn scores(&self, pool_method: PoolMethod) -> PooledScores {
+        PooledScores {
+            frames: self.pool.frames(),
+            pool_method,
+            metrics: self.pool.stats(),
+        }
+    }
+}
+
+/// Geometry of the current scoring segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Geometry {
+    width: u32,
+    height: u32,
+    format: gst_video::VideoFormat,
+}
+
+impl Geometry {
+    fn of(info: &gst_video::VideoInfo) -> Self {
+        Geometry {
+            width: info.width(),
+            height: info.height(),
+            format: info.format(),
+        }
+    }
+}
+
+/// Everything that exists while the element runs (READY -> PAUSED until PAUSED -> READY).
+struct State {
+    settings: Settings,
+    /// The engine; `None` while an engine call is in flight (it is taken out of the state so
+    /// that no lock is held during the call).
+    scorer: Option<engine::Scorer>,
+    backend_name: String,
+    model_name: String,
+    /// Caps of each sink pad, updated when the pad's caps event is processed, i.e. in stream
+    /// order with its buffers (the pads' sticky caps may already be ahead of their queues).
+    ref_caps: Option<(gst::Caps, gst_video::VideoInfo)>,
+    dist_caps: Option<(gst::Caps, gst_video::VideoInfo)>,
+    geometry: Option<Geometry>,
+    /// Index the next pair gets (counts every pair since start, across flushes and segments).
+    next_index: u64,
+    /// Global index of the engine's frame 0 of the current scoring segment.
+    segment_base: u64,
+    pending: VecDeque<FrameMeta>,
+    unmatched_ref: u64,
+    unmatched_dist: u64,
+    warned_unmatched_ref: bool,
+    warned_unmatched_dist: bool,
+    warned_untimed: bool,
+    checked_conf_interval: bool,
+    total: Span,
+    window: Span,
+    report_frames: Vec<ReportFrame>,
+    /// A pad reached EOS: the scorer was flushed and no pair can come until a flush.
+    scoring_ended: bool,
+    eos_done: bool,
+    started: Option<Instant>,
+    scored_frames_time: Option<Instant>,
+}
+
+/// What `aggregate()` hands out once the state lock is dropped.
+#[derive(Default)]
+struct Output {
+    messages: Vec<gst::Structure>,
+    warnings: Vec<String>,
+}
+
+pub struct VmafGpu {
+    ref_pad: gst_base::AggregatorPad,
+    dist_pad: gst_base::AggregatorPad,
+    settings: Mutex<Settings>,
+    state: Mutex<Option<State>>,
+}
+
+#[glib::object_subclass]
+impl ObjectSubclass for VmafGpu {
+    const NAME: &'static str = "GstVmafGpu";
+    type Type = super::VmafGpu;
+    type ParentType = gst_base::Aggregator;
+
+    fn with_class(klass: &Self::Class) -> Self {
+        let templ = klass.pad_template("ref_sink").expect("ref_sink template");
+        let ref_pad = gst::PadBuilder::<gst_base::AggregatorPad>::from_template(&templ).build();
+        let templ = klass.pad_template("dist_sink").expect("dist_sink template");
+        let dist_pad = gst::PadBuilder::<gst_base::AggregatorPad>::from_template(&templ).build();
+        VmafGpu {
+            ref_pad,
+            dist_pad,
+            settings: Mutex::default(),
+            state: Mutex::default(),
+        }
+    }
+}
+
+impl ObjectImpl for VmafGpu {
+    fn properties() -> &'static [glib::ParamSpec] {
+        static PROPERTIES: LazyLock<Vec<glib::ParamSpec>> = LazyLock::new(|| {
+            vec![
+                glib::ParamSpecString::builder("model-filename")
+                    .nick("Model")
+                    .blurb(
+                        "VMAF model: a built-in model name (vmaf_v0.6.1, vmaf_v0.6.1neg, \
+                         vmaf_4k_v0.6.1, vmaf_b_v0.6.3) or the path of a libvmaf model JSON file; \
+                         built-in names are tried first",
+                    )
+                    .default_value(Some(DEFAULT_MODEL_FILENAME))
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecBoolean::builder("disable-clip")
+                    .nick("Disable clip")
+                    .blurb("Do not clip the score to the model's range (libvmaf VMAF_MODEL_FLAG_DISABLE_CLIP)")
+                    .default_value(DEFAULT_DISABLE_CLIP)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecBoolean::builder("enable-transform")
+                    .nick("Enable transform")
+                    .blurb(
+                        "Apply the model's score_transform (libvmaf VMAF_MODEL_FLAG_ENABLE_TRANSFORM): \
+                         for vmaf_v0.6.1 and vmaf_v0.6.1neg the phone-viewing polynomial \
+                         p0 + p1*x + p2*x^2, never below the plain score; no effect on models \
+                         without a transform (vmaf_4k_v0.6.1)",
+                    )
+                    .default_value(DEFAULT_ENABLE_TRANSFORM)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecBoolean::builder("phone-model")
+                    .nick("Phone model")
+                    .blurb(
+                        "Score for a phone screen: libvmaf's phone model is vmaf_v0.6.1 with its \
+                         score transform enabled, so this is the same as enable-transform=true \
+                         (as in the vmaf element)",
+                    )
+                    .default_value(DEFAULT_PHONE_MODEL)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecEnum::builder_with_default("pool-method", PoolMethod::default())
+                    .nick("Pool method")
+                    .blurb(
+                        "Statistic that the 'score' field and the plain metric fields of window and \
+                         pooled messages carry (all four are always in the <metric>-min/-max/-mean/\
+                         -harmonic-mean fields)",
+                    )
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecUInt::builder("threads")
+                    .nick("Threads")
+                    .blurb("CPU worker threads of the cpu backend (0 = one per core); scores do not depend on it")
+                    .maximum(i32::MAX as u32)
+                    .default_value(DEFAULT_THREADS)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecUInt::builder("subsample")
+                    .nick("Subsample")
+                    .blurb(
+                        "Score one frame in N (frames 0, N, 2N, ...), as libvmaf --subsample; \
+                         motion still uses every frame",
+                    )
+                    .minimum(1)
+                    .maximum(128)
+                    .default_value(DEFAULT_SUBSAMPLE)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecBoolean::builder("conf-interval")
+                    .nick("Confidence interval")
+                    .blurb(
+                        "Require a bootstrap model collection (e.g. model-filename=vmaf_b_v0.6.3) \
+                         and put its confidence interval into the messages: vmaf_bagging, \
+                         vmaf_stddev, vmaf_ci_p95_lo, vmaf_ci_p95_hi",
+                    )
+                    .default_value(DEFAULT_CONF_INTERVAL)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecBoolean::builder("frame-message")
+                    .nick("Frame messages")
+                    .blurb("Post a 'frame' message for every scored frame (one frame late: motion needs the next frame)")
+                    .default_value(DEFAULT_FRAME_MESSAGE)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecString::builder("results-filename")
+                    .nick("Results file")
+                    .blurb(
+                        "Write libvmaf's report (format: results-format) to this file at EOS, \
+                         through a temporary file renamed into place; numbers have 17 significant \
+                         digits (NULL = no report)",
+                    )
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecEnum::builder_with_default("results-format", ResultsFormat::default())
+                    .nick("Results format")
+                    .blurb("Layout of the results-filename report: libvmaf's json, xml or csv")
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecEnum::builder_with_default("backend", Backend::default())
+                    .nick("Backend")
+                    .blurb(
+                        "Where the features are computed; every backend gives the same numbers. \
+                         auto falls back to the CPU with a warning; an explicit GPU backend that \
+                         cannot start is an error",
+                    )
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecUInt::builder("device-id")
+                    .nick("Device")
+                    .blurb("GPU index for GPU backends")
+                    .default_value(DEFAULT_DEVICE_ID)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecEnum::builder_with_default("sync", Sync::default())
+                    .nick("Sync")
+                    .blurb(
+                        "How frames are paired: timestamp = running times within half a frame \
+                         duration; index = arrival order. Frames without a partner are counted, \
+                         never paired with a shifted one",
+                    )
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecUInt::builder("window")
+                    .nick("Window")
+                    .blurb("Post a 'window' message pooling every N scored frames (0 = no window messages)")
+                    .default_value(DEFAULT_WINDOW)
+                    .mutable_ready()
+                    .build(),
+            ]
+        });
+        PROPERTIES.as_ref()
+    }
+
+    fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
+        let mut s = self.settings.lock().unwrap();
+        let name = pspec.name();
+        match name {
+            "model-filename" => {
+                s.model_filename = value
+                    .get::<Option<String>>()
+                    .expect("type checked upstream")
+                    .unwrap_or_else(|| DEFAULT_MODEL_FILENAME.into())
+            }
+            "disable-clip" => s.disable_clip = value.get().expect("type checked upstream"),
+            "enable-transform" => s.enable_transform = value.get().expect("type checked upstream"),
+            "phone-model" => s.phone_model = value.get().expect("type checked upstream"),
+            "pool-method" => s.pool_method = value.get().expect("type checked upstream"),
+            "threads" => s.threads = value.get().expect("type checked upstream"),
+            "subsample" => s.subsample = value.get().expect("type checked upstream"),
+            "conf-interval" => s.conf_interval = value.get().expect("type checked upstream"),
+            "frame-message" => s.frame_message = value.get().expect("type checked upstream"),
+            "results-filename" => s.results_filename = value.get().expect("type checked upstream"),
+            "results-format" => s.results_format = value.get().expect("type checked upstream"),
+            "backend" => s.backend = value.get().expect("type checked upstream"),
+            "device-id" => s.device_id = value.get().expect("type checked upstream"),
+            "sync" => s.sync = value.get().expect("type checked upstream"),
+            "window" => s.window = value.get().expect("type checked upstream"),
+            _ => unimplemented!(),
+        }
+        gst::info!(CAT, imp = self, "{name} set to {:?}", value);
+    }
+
+    fn property(&self, _id: usize, pspec: &glib::ParamSpec) -> glib::Value {
+        let s = self.settings.lock().unwrap();
+        match pspec.name() {
+            "model-filename" => s.model_filename.to_value(),
+            "disable-clip" => s.disable_clip.to_value(),
+            "enable-transform" => s.enable_transform.to_value(),
+            "phone-model" => s.phone_model.to_value(),
+            "pool-method" => s.pool_method.to_value(),
+            "threads" => s.threads.to_value(),
+            "subsample" => s.subsample.to_value(),
+            "conf-interval" => s.conf_interval.to_value(),
+            "frame-message" => s.frame_message.to_value(),
+            "results-filename" => s.results_filename.to_value(),
+            "results-format" => s.results_format.to_value(),
+            "backend" => s.backend.to_value(),
+            "device-id" => s.device_id.to_value(),
+            "sync" => s.sync.to_value(),
+            "window" => s.window.to_value(),
+            _ => unimplemented!(),
+        }
+    }
+
+    fn constructed(&self) {
+        self.parent_constructed();
+        let obj = self.obj();
+        obj.add_pad(&self.ref_pad).expect("add ref_sink");
+        obj.add_pad(&self.dist_pad).expect("add dist_sink");
+    }
+}
+
+impl GstObjectImpl for VmafGpu {}
+
+impl ElementImpl for VmafGpu {
+    fn metadata() -> Option<&'static gst::subclass::ElementMetadata> {
+        static ELEMENT_METADATA: LazyLock<gst::subclass::ElementMetadata> = LazyLock::new(|| {
+            gst::subclass::ElementMetadata::new(
+                "VMAF video quality (GPU/CPU, libvmaf 3.2.0 exact)",
+                "Filter/Analyzer/Video",
+                super::DESCRIPTION,
+                "vmafgpu developers",
+            )
+        });
+        Some(&*ELEMENT_METADATA)
+    }
+
+    fn pad_templates() -> &'static [gst::PadTemplate] {
+        static PAD_TEMPLATES: LazyLock<Vec<gst::PadTemplate>> = LazyLock::new(|| {
+            let caps = gst_video::VideoCapsBuilder::new()
+                .format_list(FORMATS.iter().copied())
+                .build();
+            let sink = |name: &str| {
+                gst::PadTemplate::with_gtype(
+                    name,
+                    gst::PadDirection::Sink,
+                    gst::PadPresence::Always,
+                    &caps,
+                    gst_base::AggregatorPad::static_type(),
+                )
+                .expect("sink template")
+            };
+            let src = gst::PadTemplate::with_gtype(
+                "src",
+                gst::PadDirection::Src,
+                gst::PadPresence::Always,
+                &caps,
+                gst_base::AggregatorPad::static_type(),
+            )
+            .expect("src template");
+            vec![sink("ref_sink"), sink("dist_sink"), src]
+        });
+        PAD_TEMPLATES.as_ref()
+    }
+
+    fn request_new_pad(
+        &self,
+        _templ: &gst::PadTemplate,
+        _name: Option<&str>,
+        _caps: Option<&gst::Caps>,
+    ) -> Option<gst::Pad> {
+        gst::error!(CAT, imp = self, "vmafgpu has no request pads");
+        None
+    }
+
+    fn release_pad(&self, _pad: &gst::Pad) {
+        gst::error!(CAT, imp = self, "vmafgpu has no request pads");
+    }
+}
+
+/// Whether `name` is a libvmaf built-in model this engine embeds.
+fn is_builtin_model(name: &str) -> bool {
+    engine::BUILTIN_MODELS.contains(&name)
+}
+
+fn frame_duration(info: Option<&gst_video::VideoInfo>) -> Option<gst::ClockTime> {
+    let fps = info?.fps();
+    if fps.numer() <= 0 || fps.denom() <= 0 {
+        return None;
+    }
+    gst::ClockTime::SECOND.mul_div_floor(fps.denom() as u64, fps.numer() as u64)
+}
+
+fn caps_summary(caps: &Option<(gst::Caps, gst_video::VideoInfo)>) -> String {
+    match caps {
+        Some((c, i)) => format!("{}x{} {} ({c})", i.width(), i.height(), i.format().to_str()),
+        None => "no caps".into(),
+    }
+}
+
+impl VmafGpu {
+    fn is_ref(&self, pad: &gst_base::AggregatorPad) -> bool {
+        pad == &self.ref_pad
+    }
+
+    fn pad_name(&self, is_ref: bool) -> &'static str {
+        if is_ref { "ref_sink" } else { "dist_sink" }
+    }
+
+    /// Running time and duration of a head buffer.
+    fn head(pad: &gst_base::AggregatorPad, buf: &gst::Buffer, info: Option<&gst_video::VideoInfo>) -> Head {
+        let running_time = buf.pts().and_then(|pts| {
+            pad.segment()
+                .downcast_ref::<gst::ClockTime>()
+                .and_then(|seg| seg.to_running_time(pts))
+        });
+        Head {
+            running_time,
+            duration: buf.duration().or_else(|| frame_duration(info)),
+        }
+    }
+
+    /// Timing of a distorted buffer in its pad's segment.
+    fn timing(&self, buf: &gst::Buffer, info: Option<&gst_video::VideoInfo>) -> Timing {
+        let seg = self.dist_pad.segment();
+        let seg = seg.downcast_ref::<gst::ClockTime>();
+        let pts = buf.pts();
+        Timing {
+            timestamp: pts,
+            stream_time: pts.and_then(|p| seg.and_then(|s| s.to_stream_time(p))),
+            running_time: pts.and_then(|p| seg.and_then(|s| s.to_running_time(p))),
+            duration: buf.duration().or_else(|| frame_duration(info)),
+        }
+    }
+
+    fn build_config(&self, s: &Settings) -> Result<engine::ScorerConfig, gst::ErrorMessage> {
+        let model = if is_builtin_model(&s.model_filename) {
+            engine::ModelSource::Builtin(s.model_filename.clone())
+        } else if Path::new(&s.model_filename).is_file() {
+            engine::ModelSource::Path(PathBuf::from(&s.model_filename))
+        } else {
+            return Err(gst::error_msg!(
+                gst::LibraryError::Settings,
+                (
+                    "model-filename '{}' is neither a built-in model ({}) nor a readable file",
+                    s.model_filename,
+                    engine::BUILTIN_MODELS.join(", ")
+                )
+            ));
+        };
+        Ok(engine::ScorerConfig {
+            model,
+            disable_clip: s.disable_clip,
+            enable_transform: s.enable_transform || s.phone_model,
+            threads: s.threads as usize,
+            subsample: s.subsample,
+            backend: s.backend.engine_kind(),
+            device_id: s.device_id,
+        })
+    }
+
+    /// Turn final engine scores into messages, pools and report rows (state locked).
+    fn take_scores(&self, state: &mut State, frames: Vec<engine::FrameScores>, out: &mut Output) {
+        for fs in frames {
+            let index = state.segment_base + fs.index;
+            while state.pending.front().is_some_and(|m| m.index < index) {
+                let skipped = state.pending.pop_front().expect("front exists");
+                gst::trace!(CAT, imp = self, "frame {} not scored (subsample)", skipped.index);
+            }
+            let meta = match state.pending.front() {
+                Some(m) if m.index == index => state.pending.pop_front().expect("front exists"),
+                _ => {
+                    gst::warning!(CAT, imp = self, "no timing recorded for frame {index}");
+                    FrameMeta { index, timing: Timing::default() }
+                }
+            };
+            if state.settings.conf_interval && !state.checked_conf_interval {
+                state.checked_conf_interval = true;
+                if !fs.metrics.iter().any(|(n, _)| n == "vmaf_ci_p95_lo") {
+                    out.warnings.push(format!(
+                        "conf-interval=true but model '{}' is not a bootstrap model collection \
+                         (use e.g. model-filename=vmaf_b_v0.6.3): no confidence interval",
+                        state.model_name
+                    ));
+                }
+            }
+            let score = fs
+                .metrics
+                .iter()
+                .find(|(n, _)| n == "vmaf")
+                .map_or(f64::NAN, |(_, v)| *v);
+            gst::debug!(CAT, imp = self, "frame {index} final: vmaf {score}");
+            state.total.add(meta, &fs.metrics);
+            if state.settings.window > 0 {
+                state.window.add(meta, &fs.metrics);
+            }
+            if state.settings.results_filename.is_some() {
+                state.report_frames.push(ReportFrame { index, metrics: fs.metrics.clone() });
+            }
+            if state.settings.frame_message {
+                out.messages.push(
+                    FrameMessage {
+                        index,
+                        timing: meta.timing,
+                        score,
+                        metrics: fs.metrics,
+                    }
+                    .into(),
+                );
+            }
+            if state.settings.window > 0 && state.window.pool.frames() >= state.settings.window as u64 {
+                let w = std::mem::take(&mut state.window);
+                let first = w.first.map_or(index, |m| m.index);
+                gst::debug!(CAT, imp = self, "window of {} frames from frame {first}", w.pool.frames());
+                out.messages.push(
+                    WindowMessage {
+                        index: first,
+                        timing: w.timing(),
+                        scores: w.scores(state.settings.pool_method),
+                        unmatched_ref: state.unmatched_ref,
+                        unmatched_dist: state.unmatched_dist,
+                    }
+                    .into(),
+                );
+            }
+        }
+    }
+
+    /// Run `f` on the scorer with no lock held; the scorer goes back into the state after.
+    fn with_scorer<T>(
+        &self,
+        f: impl FnOnce(&mut engine::Scorer) -> T,
+    ) -> Result<T, gst::FlowError> {
+        let mut scorer = {
+            let mut guard = self.state.lock().unwrap();
+            let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
+            state.scorer.take().ok_or_else(|| {
+                gst::error!(CAT, imp = self, "scorer already in use");
+                gst::FlowError::Error
+            })?
+        };
+        let r = f(&mut scorer);
+        if let Some(state) = self.state.lock().unwrap().as_mut() {
+            state.scorer = Some(scorer);
+        }
+        Ok(r)
+    }
+
+    /// Flush the scorer: final scores of the frames still pending (state unlocked).
+    fn finish_scorer(&self, why: &str, out: &mut Output) -> Result<(), gst::FlowError> {
+        gst::debug!(CAT, imp = self, "finishing the scoring segment: {why}");
+        let r = self.with_scorer(|s| s.finish())?;
+        let (frames, _summary) = r.map_err(|e| {
+            gst::element_imp_error!(self, gst::LibraryError::Failed, ("VMAF engine failed: {e}"));
+            gst::FlowError::Error
+        })?;
+        let mut guard = self.state.lock().unwrap();
+        let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
+        self.take_scores(state, frames, out);
+        state.segment_base = state.next_index;
+        Ok(())
+    }
+
+    fn post(&self, out: Output) {
+        for w in out.warnings {
+            gst::warning!(CAT, imp = self, "{w}");
+            gst::element_imp_warning!(self, gst::StreamError::Failed, ("{}", w));
+        }
+        let obj = self.obj();
+        for s in out.messages {
+            let msg = gst::message::Element::builder(s).src(&*obj).build();
+            if obj.post_message(msg).is_err() {
+                gst::debug!(CAT, imp = self, "no bus to post a message on");
+            }
+        }
+    }
+
+    /// Push a distorted buffer out of `src` and advance the output position.
+    fn push_dist(&self, buf: gst::Buffer) -> Result<gst::FlowSuccess, gst::FlowError> {
+        if let Some(pts) = buf.pts() {
+            let end = pts + buf.duration().unwrap_or(gst::ClockTime::ZERO);
+            if self.obj().src_pad().segment().format() == gst::Format::Time {
+                self.obj().set_position(end);
+            }
+        }
+        gst::trace!(CAT, imp = self, "pushing distorted buffer {:?}", buf.pts());
+        self.finish_buffer(buf)
+    }
+
+    /// Count an unmatched frame (state locked); warn once per pad.
+    fn unmatched(&self, state: &mut State, is_ref: bool, why: Unpaired, rt: Option<gst::ClockTime>, out: &mut Output) {
+        let (count, warned) = if is_ref {
+            (&mut state.unmatched_ref, &mut state.warned_unmatched_ref)
+        } else {
+            (&mut state.unmatched_dist, &mut state.warned_unmatched_dist)
+        };
+        *count += 1;
+        let what = match why {
+            Unpaired::Passed => "the other pad is already past it (frame dropped on the other side?)",
+            Unpaired::PartnerEos => "the other pad is at EOS",
+            Unpaired::Timeout => "its partner did not arrive before the deadline",
+        };
+        gst::debug!(
+            CAT,
+            imp = self,
+            "unmatched {} frame at running time {} ({} so far): {what}",
+            self.pad_name(is_ref),
+            rt.display(),
+            *count
+        );
+        if !*warned {
+            *warned = true;
+            out.warnings.push(format!(
+                "{} frame at running time {} has no partner: {what}; unmatched frames are counted \
+                 in the window and pooled messages (this warning is posted once per pad)",
+                self.pad_name(is_ref),
+                rt.display()
+            ));
+        }
+    }
+
+    /// Score a pair: checks, engine push (no lock held), messages, then the distorted buffer out.
+    fn score_pair(
+        &self,
+        ref_buf: gst::Buffer,
+        dist_buf: gst::Buffer,
+        untimed: bool,
+    ) -> Result<gst::FlowSuccess, gst::FlowError> {
+        let mut out = Output::default();
+        let (ref_info, dist_info, segment_change) = {
+            let mut guard = self.state.lock().unwrap();
+            let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
+            let (Some((_, ri)), Some((_, di))) = (&state.ref_caps, &state.dist_caps) else {
+                drop(guard);
+                gst::element_imp_error!(
+                    self,
+                    gst::CoreError::Negotiation,
+                    ("Received buffers before caps on both sink pads")
+                );
+                return Err(gst::FlowError::NotNegotiated);
+            };
+            let (ri, di) = (ri.clone(), di.clone());
+            if Geometry::of(&ri) != Geometry::of(&di) {
+                let msg = format!(
+                    "ref_sink and dist_sink must have the same width, height and format: \
+                     ref_sink has {}, dist_sink has {}",
+                    caps_summary(&state.ref_caps),
+                    caps_summary(&state.dist_caps)
+                );
+                drop(guard);
+                gst::error!(CAT, imp = self, "{msg}");
+                gst::element_imp_error!(self, gst::CoreError::Negotiation, ("{}", msg));
+                return Err(gst::FlowError::NotNegotiated);
+            }
+            if untimed && !state.warned_untimed {
+                state.warned_untimed = true;
+                out.warnings.push(
+                    "buffers without timestamps: pairing them in arrival order although sync=timestamp".into(),
+                );
+            }
+            let geometry = Geometry::of(&ri);
+            let change = state.geometry.is_some_and(|g| g != geometry) && !state.pending.is_empty();
+            if state.geometry != Some(geometry) {
+                gst::info!(
+                    CAT,
+                    imp = self,
+                    "scoring segment at {}x{} {} from frame {}",
+                    geometry.width,
+                    geometry.height,
+                    geometry.format.to_str(),
+                    state.next_index
+                );
+            }
+            state.geometry = Some(geometry);
+            (ri, di, change)
+        };
+        if segment_change {
+            self.finish_scorer("geometry change", &mut out)?;
+        }
+
+        let timing = self.timing(&dist_buf, Some(&dist_info));
+        {
+            let mut guard = self.state.lock().unwrap();
+            let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
+            let index = state.next_index;
+            state.next_index += 1;
+            state.pending.push_back(FrameMeta { index, timing });
+            state.started.get_or_insert_with(Instant::now);
+            gst::debug!(CAT, imp = self, "pair {index}: running time {}", timing.running_time.display());
+        }
+
+        let pushed = {
+            let rmap = MappedFrame::map(ref_buf.as_ref(), &ref_info);
+            let dmap = MappedFrame::map(dist_buf.as_ref(), &dist_info);
+            match (rmap, dmap) {
+                (Ok(r), Ok(d)) => self.with_scorer(|s| s.push(&r.picture(), &d.picture()))?,
+                (Err(e), _) | (_, Err(e)) => {
+                    gst::element_imp_error!(self, gst::StreamError::Format, ("{}", e));
+                    return Err(gst::FlowError::Error);
+                }
+            }
+        };
+        let frames = pushed.map_err(|e| {
+            gst::element_imp_error!(
+                self,
+                gst::StreamError::Format,
+                ("Cannot score this frame pair: {e}"),
+                ["ref_sink {}, dist_sink {}", ref_info.format().to_str(), dist_info.format().to_str()]
+            );
+            gst::FlowError::Error
+        })?;
+        {
+            let mut guard = self.state.lock().unwrap();
+            let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
+            self.take_scores(state, frames, &mut out);
+            state.scored_frames_time = Some(Instant::now());
+        }
+        self.post(out);
+        self.push_dist(dist_buf)
+    }
+
+    /// Everything at EOS: last frames, pooled message, report (messages posted by the caller).
+    fn end_of_stream(&self, out: &mut Output) -> Result<(), gst::FlowError> {
+        let needs_finish = {
+            let guard = self.state.lock().unwrap();
+            let state = guard.as_ref().ok_or(gst::FlowError::Flushing)?;
+            !state.scoring_ended
+        };
+        if needs_finish {
+            self.finish_scorer("EOS", out)?;
+        }
+        let mut guard = self.state.lock().unwrap();
+        let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
+        state.scoring_ended = true;
+        if state.eos_done {
+            return Ok(());
+        }
+        state.eos_done = true;
+        let pooled = PooledMessage {
+            timing: state.total.timing(),
+            scores: state.total.scores(state.settings.pool_method),
+            unmatched_ref: state.unmatched_ref,
+            unmatched_dist: state.unmatched_dist,
+            backend: state.backend_name.clone(),
+            model: state.model_name.clone(),
+        };
+        gst::info!(
+            CAT,
+            imp = self,
+            "EOS: {} frames scored, {} + {} unmatched, score {:?}",
+            pooled.scores.frames,
+            pooled.unmatched_ref,
+            pooled.unmatched_dist,
+            pooled.scores.score()
+        );
+        out.messages.push(pooled.into());
+        if let Some(path) = state.settings.results_filename.clone() {
+            let fps = match (state.started, state.scored_frames_time) {
+                (Some(a), Some(b)) if b > a => state.total.pool.frames() as f64 / (b - a).as_secs_f64(),
+                _ => f64::NAN,
+            };
+            let pooled_stats = state.total.pool.stats();
+            let (width, height) = state.geometry.map_or((0, 0), |g| (g.width, g.height));
+            let report = Report {
+                version: REPORT_VERSION,
+                fps,
+                width,
+                height,
+                frames: &state.report_frames,
+                pooled: &pooled_stats,
+            };
+            let text = report.render(state.settings.results_format.report_format());
+            drop(guard);
+            match report::write_atomically(Path::new(&path), &text) {
+                Ok(()) => gst::info!(CAT, imp = self, "wrote report {path}"),
+                Err(e) => out.warnings.push(format!("could not write results-filename '{path}': {e}")),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl AggregatorImpl for VmafGpu {
+    fn start(&self) -> Result<(), gst::ErrorMessage> {
+        let settings = self.settings.lock().unwrap().clone();
+        let cfg = self.build_config(&settings)?;
+        gst::debug!(CAT, imp = self, "starting with {cfg:?}");
+        let scorer = engine::Scorer::new(cfg).map_err(|e| {
+            gst::error!(CAT, imp = self, "cannot start the VMAF engine: {e}");
+            gst::error_msg!(
+                gst::LibraryError::Settings,
+                ("Cannot load VMAF model '{}': {e}", settings.model_filename)
+            )
+        })?;
+        let backend_name = scorer.backend_name().to_string();
+        let model_name = scorer.model_name().to_string();
+        gst::info!(CAT, imp = self, "scoring with model {model_name} on backend {backend_name}");
+        *self.state.lock().unwrap() = Some(State {
+            settings,
+            scorer: Some(scorer),
+            backend_name,
+            model_name,
+            ref_caps: None,
+            dist_caps: None,
+            geometry: None,
+            next_index: 0,
+            segment_base: 0,
+            pending: VecDeque::new(),
+            unmatched_ref: 0,
+            unmatched_dist: 0,
+            warned_unmatched_ref: false,
+            warned_unmatched_dist: false,
+            warned_untimed: false,
+            checked_conf_interval: false,
+            total: Span::default(),
+            window: Span::default(),
+            report_frames: Vec::new(),
+            scoring_ended: false,
+            eos_done: false,
+            started: None,
+            scored_frames_time: None,
+        });
+        Ok(())
+    }
+
+    fn stop(&self) -> Result<(), gst::ErrorMessage> {
+        let state = self.state.lock().unwrap().take();
+        drop(state);
+        gst::debug!(CAT, imp = self, "stopped");
+        Ok(())
+    }
+
+    fn flush(&self) -> Result<gst::FlowSuccess, gst::FlowError> {
+        gst::debug!(CAT, imp = self, "flush: scoring the pending frames, then resetting pairing and motion");
+        let mut out = Output::default();
+        let ended = self
+            .state
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_none_or(|s| s.scoring_ended);
+        if !ended {
+            self.finish_scorer("flush", &mut out)?;
+        }
+        if let Some(state) = self.state.lock().unwrap().as_mut() {
+            state.pending.clear();
+            state.window = Span::default();
+            state.scoring_ended = false;
+            state.eos_done = false;
+            state.segment_base = state.next_index;
+        }
+        self.post(out);
+        self.parent_flush()
+    }
+
+    fn aggregate(&self, timeout: bool) -> Result<gst::FlowSuccess, gst::FlowError> {
+        gst::trace!(CAT, imp = self, "aggregate, timeout: {timeout}");
+        let ref_buf = self.ref_pad.peek_buffer();
+        let dist_buf = self.dist_pad.peek_buffer();
+
+        // GAP buffers (the aggregator's form of GAP events) carry no picture: drop the
+        // reference ones, pass the distorted ones on; their partners end up unmatched.
+        let is_gap = |b: &gst::Buffer| b.flags().contains(gst::BufferFlags::GAP) && b.size() == 0;
+        if ref_buf.as_ref().is_some_and(is_gap) {
+            gst::debug!(CAT, imp = self, "dropping reference GAP buffer");
+            self.ref_pad.drop_buffer();
+            return Ok(gst::FlowSuccess::Ok);
+        }
+        if dist_buf.as_ref().is_some_and(is_gap) {
+            gst::debug!(CAT, imp = self, "passing distorted GAP buffer on");
+            let buf = self.dist_pad.pop_buffer().expect("peeked");
+            return self.push_dist(buf);
+        }
+
+        let ref_eos = self.ref_pad.is_eos();
+        let dist_eos = self.dist_pad.is_eos();
+        let mut out = Output::default();
+        let decision = {
+            let mut guard = self.state.lock().unwrap();
+            let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
+            let rh = ref_buf
+                .as_ref()
+                .map(|b| Self::head(&self.ref_pad, b, state.ref_caps.as_ref().map(|c| &c.1)));
+            let dh = dist_buf
+                .as_ref()
+                .map(|b| Self::head(&self.dist_pad, b, state.dist_caps.as_ref().map(|c| &c.1)));
+            let d = pairing::decide(state.settings.sync, rh, dh, ref_eos, dist_eos, timeout);
+            gst::trace!(CAT, imp = self, "ref {rh:?} (eos {ref_eos}), dist {dh:?} (eos {dist_eos}): {d:?}");
+            match d {
+                Decision::DropRef(why) => {
+                    self.unmatched(state, true, why, rh.and_then(|h| h.running_time), &mut out)
+                }
+                Decision::PassDist(why) => {
+                    self.unmatched(state, false, why, dh.and_then(|h| h.running_time), &mut out)
+                }
+                _ => {}
+            }
+            // once a pad is at EOS no pair can come: finish scoring now so that the last
+            // frames' messages do not wait for the other pad's EOS
+            let end_now = (ref_eos || dist_eos)
+                && !state.scoring_ended
+                && !matches!(d, Decision::Pair { .. } | Decision::Eos);
+            if end_now {
+                state.scoring_ended = true;
+            }
+            (d, end_now)
+        };
+        let (decision, end_now) = decision;
+        if end_now {
+            let eos = if ref_eos { "ref_sink" } else { "dist_sink" };
+            self.finish_scorer(&format!("{eos} is at EOS"), &mut out)?;
+        }
+
+        match decision {
+            Decision::Pair { untimed } => {
+                self.post(out);
+                let r = self.ref_pad.pop_buffer().expect("peeked");
+                let d = self.dist_pad.pop_buffer().expect("peeked");
+                self.score_pair(r, d, untimed)
+            }
+            Decision::DropRef(_) => {
+                self.ref_pad.drop_buffer();
+                self.post(out);
+                Ok(gst::FlowSuccess::Ok)
+            }
+            Decision::PassDist(_) => {
+                let d = self.dist_pad.pop_buffer().expect("peeked");
+                self.post(out);
+                self.push_dist(d)
+            }
+            Decision::NeedData => {
+                self.post(out);
+                gst::trace!(CAT, imp = self, "need data");
+                Err(AGGREGATOR_FLOW_NEED_DATA)
+            }
+            Decision::Eos => {
+                let r = self.end_of_stream(&mut out);
+                self.post(out);
+                r?;
+                gst::debug!(CAT, imp = self, "both sink pads at EOS: EOS");
+                Err(gst::FlowError::Eos)
+            }
+        }
+    }
+
+    fn next_time(&self) -> Option<gst::ClockTime> {
+        // Live: wait for a lone head frame's partner until its running time plus the latency,
+        // then aggregate(timeout=true) counts it as unmatched. Nothing queued: no deadline.
+        let r = self.ref_pad.peek_buffer();
+        let d = self.dist_pad.peek_buffer();
+        let lone = match (&r, &d) {
+            (Some(b), None) => Some((&self.ref_pad, b)),
+            (None, Some(b)) => Some((&self.dist_pad, b)),
+            _ => None,
+        }?;
+        let (pad, buf) = lone;
+        let t = Self::head(pad, buf, None).running_time;
+        gst::trace!(CAT, imp = self, "next time {}", t.display());
+        t
+    }
+
+    fn sink_event(&self, pad: &gst_base::AggregatorPad, event: gst::Event) -> bool {
+        use gst::EventView;
+        let is_ref = self.is_ref(pad);
+        match event.view() {
+            EventView::Caps(c) => {
+                let caps = c.caps_owned();
+                let info = match gst_video::VideoInfo::from_caps(&caps) {
+                    Ok(i) => i,
+                    Err(e) => {
+                        gst::error!(CAT, obj = pad, "invalid caps {caps}: {e}");
+                        return false;
+                    }
+                };
+                gst::debug!(CAT, obj = pad, "caps {caps}");
+                let latency = frame_duration(Some(&info));
+                {
+                    let mut guard = self.state.lock().unwrap();
+                    let Some(state) = guard.as_mut() else {
+                        return false;
+                    };
+                    let slot = if is_ref { &mut state.ref_caps } else { &mut state.dist_caps };
+                    *slot = Some((caps.clone(), info));
+                }
+                if !is_ref {
+                    self.obj().set_src_caps(&caps);
+                    // one frame: the time a pair may spend being scored before the distorted
+                    // frame goes on
+                    if let Some(l) = latency {
+                        self.obj().set_latency(l, None);
+                    }
+                }
+                true
+            }
+            EventView::Segment(s) => {
+                if !is_ref {
+                    self.obj().update_segment(s.segment());
+                }
+                self.parent_sink_event(pad, event)
+            }
+            EventView::Eos(_) => {
+                gst::debug!(CAT, obj = pad, "EOS on {}", self.pad_name(is_ref));
+                self.parent_sink_event(pad, event)
+            }
+            _ => self.parent_sink_event(pad, event),
+        }
+    }
+
+    fn sink_query(&self, pad: &gst_base::AggregatorPad, query: &mut gst::QueryRef) -> bool {
+        use gst::QueryViewMut;
+        let is_ref = self.is_ref(pad);
+        match query.view_mut() {
+            QueryViewMut::Caps(q) => {
+                let templ = pad.pad_template_caps();
+                let mut caps = if is_ref {
+                    templ.clone()
+                } else {
+                    // the distorted frames go downstream: what downstream takes
+                    self.obj().src_pad().peer_query_caps(Some(&templ))
+                };
+                // steer upstream converters to the other pad's size and format
+                let other = {
+                    let guard = self.state.lock().unwrap();
+                    guard.as_ref().and_then(|s| {
+                        if is_ref { s.dist_caps.clone() } else { s.ref_caps.clone() }
+                    })
+                };
+                if let Some((_, info)) = other {
+                    let want = gst_video::VideoCapsBuilder::new()
+                        .format(info.format())
+                        .width(info.width() as i32)
+                        .height(info.height() as i32)
+                        .build();
+                    caps = caps.intersect(&want);
+                }
+                if let Some(filter) = q.filter() {
+                    caps = filter.intersect_with_mode(&caps, gst::CapsIntersectMode::First);
+                }
+                gst::debug!(CAT, obj = pad, "caps query: {caps}");
+                q.set_result(&caps);
+                true
+            }
+            QueryViewMut::AcceptCaps(q) => {
+                // the template only: a size or format mismatch with the other pad gets our
+                // own error naming both caps instead of a bare not-negotiated
+                let ok = q.caps().is_subset(&pad.pad_template_caps());
+                q.set_result(ok);
+                true
+            }
+            QueryViewMut::Allocation(_) | QueryViewMut::Position(_) | QueryViewMut::Duration(_) | QueryViewMut::Uri(_)
+                if !is_ref =>
+            {
+                self.obj().src_pad().peer_query(query)
+            }
+            _ => self.parent_sink_query(pad, query),
+        }
+    }
+
+    fn src_query(&self, query: &mut gst::QueryRef) -> bool {
+        use gst::QueryViewMut;
+        match query.view_mut() {
+            QueryViewMut::Position(_) | QueryViewMut::Duration(_) | QueryViewMut::Uri(_) => {
+                self.dist_pad.peer_query(query)
+            }
+            QueryViewMut::Caps(q) => {
+                let templ = self.obj().src_pad().pad_template_caps();
+                let mut caps = self.dist_pad.peer_query_caps(Some(&templ));
+                if let Some(filter) = q.filter() {
+                    caps = filter.intersect_with_mode(&caps, gst::CapsIntersectMode::First);
+                }
+                q.set_result(&caps);
+                true
+            }
+            _ => self.parent_src_query(query),
+        }
+    }
+
+    fn negotiate(&self) -> bool {
+        // src caps are the distorted pad's caps, set in sink_event
+        true
+    }
+}

@@ -1,0 +1,464 @@
+//! Pooling and report files.
+//!
+//! [`Pool`] pools per-frame metrics exactly as libvmaf does (running sum, sum of reciprocals,
+//! min, max, in frame order), so pooled numbers equal libvmaf's bit for bit.
+//! [`Report`] renders libvmaf's JSON, XML and CSV report layouts (`libvmaf/src/output.c`): the
+//! same keys, frame numbering and `pooled_metrics`, except that numbers carry 17 significant
+//! digits (`%.17g`, enough to read back the exact `f64`) where libvmaf prints 6 decimals.
+//! [`write_atomically`] writes through a temporary file and renames it, so a crash never leaves
+//! a half-written report.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::messages::MetricStats;
+
+/// Running min / max / sum / sum of reciprocals of one metric.
+#[derive(Clone, Copy, Debug, Default)]
+struct Acc {
+    n: u64,
+    sum: f64,
+    i_sum: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Acc {
+    // libvmaf 3.2.0 libvmaf/src/libvmaf.c: vmaf_feature_score_pooled: frames in index order,
+    // `sum += s; i_sum += 1. / (s + 1.);` min/max seeded by the first frame;
+    // mean = sum / n, harmonic mean = n / i_sum - 1.0.
+    fn add(&mut self, s: f64) {
+        if self.n == 0 || s < self.min {
+            self.min = s;
+        }
+        if self.n == 0 || s > self.max {
+            self.max = s;
+        }
+        self.n += 1;
+        self.sum += s;
+        self.i_sum += 1. / (s + 1.);
+    }
+
+    fn stats(&self) -> MetricStats {
+        let n = self.n as f64;
+        MetricStats {
+            min: self.min,
+            max: self.max,
+            mean: self.sum / n,
+            harmonic_mean: n / self.i_sum - 1.0,
+        }
+    }
+}
+
+/// Pools every metric of a sequence of frames (libvmaf's definition).
+#[derive(Clone, Debug, Default)]
+pub struct Pool {
+    frames: u64,
+    order: Vec<String>,
+    index: HashMap<String, usize>,
+    accs: Vec<Acc>,
+}
+
+impl Pool {
+    /// Add one frame's metrics (in frame order).
+    pub fn add(&mut self, metrics: &[(String, f64)]) {
+        self.frames += 1;
+        for (name, v) in metrics {
+            let i = match self.index.get(name) {
+                Some(&i) => i,
+                None => {
+                    self.order.push(name.clone());
+                    self.accs.push(Acc::default());
+                    self.index.insert(name.clone(), self.accs.len() - 1);
+                    self.accs.len() - 1
+                }
+            };
+            self.accs[i].add(*v);
+        }
+    }
+
+    /// Frames added.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Statistics of every metric, in first-seen order.
+    pub fn stats(&self) -> Vec<(String, MetricStats)> {
+        self.order
+            .iter()
+            .zip(&self.accs)
+            .map(|(n, a)| (n.clone(), a.stats()))
+            .collect()
+    }
+}
+
+/// Format `x` like C's `printf("%.17g", x)`: 17 significant digits, trailing zeros removed,
+/// exponent form below 1e-4 and from 1e17. 17 digits always read back to the same `f64`.
+pub fn fmt_g17(x: f64) -> String {
+    const P: i32 = 17;
+    if !x.is_finite() {
+        return if x.is_nan() {
+            "nan".into()
+        } else if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    // the exponent after rounding to P significant digits decides the style (C99 7.21.6.1)
+    let e_form = format!("{:.*e}", (P - 1) as usize, x);
+    let (mant, exp) = e_form.split_once('e').expect("exponent form");
+    let exp: i32 = exp.parse().expect("exponent");
+    fn strip(s: &str) -> &str {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            s
+        }
+    }
+    if exp < -4 || exp >= P {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", strip(mant), exp.abs())
+    } else {
+        let fixed = format!("{:.*}", (P - 1 - exp) as usize, x);
+        strip(&fixed).to_string()
+    }
+}
+
+/// Output formats of `results-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Xml,
+    Csv,
+}
+
+/// One frame of a report: its number and metrics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReportFrame {
+    pub index: u64,
+    pub metrics: Vec<(String, f64)>,
+}
+
+/// Everything a report file holds.
+#[derive(Clone, Debug)]
+pub struct Report<'a> {
+    /// `version` string (libvmaf writes its own version there).
+    pub version: &'a str,
+    /// Frames scored per second of processing, as libvmaf's `fps`.
+    pub fps: f64,
+    pub width: u32,
+    pub height: u32,
+    pub frames: &'a [ReportFrame],
+    pub pooled: &'a [(String, MetricStats)],
+}
+
+fn num_json(x: f64) -> String {
+    if x.is_finite() {
+        fmt_g17(x)
+    } else {
+        "null".into()
+    }
+}
+
+impl Report<'_> {
+    /// The report text in `format`.
+    pub fn render(&self, format: Format) -> String {
+        match format {
+            Format::Json => self.json(),
+            Format::Xml => self.xml(),
+            Format::Csv => self.csv(),
+        }
+    }
+
+    // Layout: libvmaf 3.2.0 libvmaf/src/output.c: vmaf_write_output_json.
+    fn json(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(o, "{{");
+        let _ = writeln!(o, "  \"version\": \"{}\",", self.version);
+        if self.fps.is_finite() {
+            let _ = writeln!(o, "  \"fps\": {:.2},", self.fps);
+        } else {
+            let _ = writeln!(o, "  \"fps\": null,");
+        }
+        o.push_str("  \"frames\": [");
+        for (k, f) in self.frames.iter().enumerate() {
+            o.push_str(if k > 0 { ",\n" } else { "\n" });
+            let _ = writeln!(o, "    {{");
+            let _ = writeln!(o, "      \"frameNum\": {},", f.index);
+            let _ = writeln!(o, "      \"metrics\": {{");
+            for (j, (name, v)) in f.metrics.iter().enumerate() {
+                let comma = if j + 1 < f.metrics.len() { "," } else { "" };
+                let _ = writeln!(o, "        \"{name}\": {}{comma}", num_json(*v));
+            }
+            let _ = writeln!(o, "      }}");
+            o.push_str("    }");
+        }
+        o.push_str("\n  ],\n");
+        o.push_str("  \"pooled_metrics\": {");
+        for (k, (name, st)) in self.pooled.iter().enumerate() {
+            o.push_str(if k > 0 { ",\n" } else { "\n" });
+            let _ = write!(o, "    \"{name}\": {{");
+            let stats = [
+                ("min", st.min),
+                ("max", st.max),
+                ("mean", st.mean),
+                ("harmonic_mean", st.harmonic_mean),
+            ];
+            for (j, (stat, v)) in stats.iter().enumerate() {
+                o.push_str(if j > 0 { ",\n" } else { "\n" });
+                let _ = write!(o, "      \"{stat}\": {}", num_json(*v));
+            }
+            o.push_str("\n    }");
+        }
+        o.push_str("\n  },\n");
+        o.push_str("  \"aggregate_metrics\": {");
+        o.push_str("\n  }\n");
+        o.push_str("}\n");
+        o
+    }
+
+    // Layout: libvmaf 3.2.0 libvmaf/src/output.c: vmaf_write_output_xml.
+    fn xml(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(o, "<VMAF version=\"{}\">", self.version);
+        let _ = writeln!(
+            o,
+            "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" />",
+            self.width, self.height
+        );
+        let _ = writeln!(o, "  <fyi fps=\"{:.2}\" />", self.fps);
+        let _ = writeln!(o, "  <frames>");
+        for f in self.frames {
+            let _ = write!(o, "    <frame frameNum=\"{}\" ", f.index);
+            for (name, v) in &f.metrics {
+                let _ = write!(o, "{name}=\"{}\" ", fmt_g17(*v));
+            }
+            let _ = writeln!(o, "/>");
+        }
+        let _ = writeln!(o, "  </frames>");
+        let _ = writeln!(o, "  <pooled_metrics>");
+        for (name, st) in self.pooled {
+            let _ = writeln!(
+                o,
+                "    <metric name=\"{name}\" min=\"{}\" max=\"{}\" mean=\"{}\" harmonic_mean=\"{}\" />",
+                fmt_g17(st.min),
+                fmt_g17(st.max),
+                fmt_g17(st.mean),
+                fmt_g17(st.harmonic_mean)
+            );
+        }
+        let _ = writeln!(o, "  </pooled_metrics>");
+        let _ = writeln!(o, "  <aggregate_metrics />");
+        let _ = writeln!(o, "</VMAF>");
+        o
+    }
+
+    // Layout: libvmaf 3.2.0 libvmaf/src/output.c: vmaf_write_output_csv (a header row of metric
+    // names, then one row per frame; every field followed by a comma).
+    fn csv(&self) -> String {
+        let mut o = String::from("Frame,");
+        for (name, _) in self.pooled {
+            let _ = write!(o, "{name},");
+        }
+        o.push('\n');
+        for f in self.frames {
+            let _ = write!(o, "{},", f.index);
+            for (name, _) in self.pooled {
+                if let Some((_, v)) = f.metrics.iter().find(|(n, _)| n == name) {
+                    let _ = write!(o, "{},", fmt_g17(*v));
+                }
+            }
+            o.push('\n');
+        }
+        o
+    }
+}
+
+/// Write `contents` to `path` through a temporary file in the same directory, renamed into
+/// place once complete and flushed.
+pub fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other(format!("{} names no file", path.display())))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp{}", std::process::id()));
+    let tmp: PathBuf = dir.join(tmp_name);
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(contents.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn g17_matches_printf() {
+        // expected strings are what glibc printf("%.17g") prints
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (1.0, "1"),
+            (100.0, "100"),
+            (0.1, "0.10000000000000001"),
+            (38.570172929719533, "38.570172929719533"),
+            (0.0001, "0.0001"),
+            (0.00001, "1.0000000000000001e-05"),
+            (1e17, "1e+17"),
+            (12345678901234567.0, "12345678901234568"),
+            (-2.5, "-2.5"),
+            (1e-300, "1e-300"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (5e-324, "4.9406564584124654e-324"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(fmt_g17(*x), *want, "{x:e}");
+        }
+    }
+
+    /// Every number in libvmaf's golden JSON (printed by libvmaf with %.17g) reprints to the same
+    /// text.
+    #[test]
+    fn g17_reprints_the_goldens() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/goldens");
+        let mut checked = 0;
+        let mut bad = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            for line in text.lines() {
+                let Some((key, val)) = line.trim().split_once("\": ") else {
+                    continue;
+                };
+                let val = val.trim_end_matches(',');
+                if key.contains("frameNum") || key.contains("fps") || key.contains("version") {
+                    continue;
+                }
+                let Ok(x) = val.parse::<f64>() else { continue };
+                checked += 1;
+                if fmt_g17(x) != val {
+                    bad.push(format!("{}: {val} -> {}", p.display(), fmt_g17(x)));
+                }
+            }
+        }
+        assert!(checked > 10_000, "only {checked} numbers found");
+        assert!(bad.is_empty(), "{} of {checked} differ:\n{}", bad.len(), bad.join("\n"));
+    }
+
+    /// Pooling the golden per-frame values reproduces libvmaf's pooled_metrics exactly.
+    #[test]
+    fn pool_matches_libvmaf() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/goldens");
+        let mut checked = 0;
+        let mut bad = Vec::new();
+        for name in ["carphone_v3.2.0.json", "carphone_v3.2.0_vmaf_b_v0.6.3.json", "bbb720_v3.2.0.json"] {
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join(name)).unwrap()).unwrap();
+            let mut pool = Pool::default();
+            for f in v["frames"].as_array().unwrap() {
+                let m: Vec<(String, f64)> = f["metrics"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_f64().unwrap()))
+                    .collect();
+                pool.add(&m);
+            }
+            for (metric, st) in pool.stats() {
+                let want = &v["pooled_metrics"][&metric];
+                for (stat, got) in [
+                    ("min", st.min),
+                    ("max", st.max),
+                    ("mean", st.mean),
+                    ("harmonic_mean", st.harmonic_mean),
+                ] {
+                    checked += 1;
+                    let w = want[stat].as_f64().unwrap();
+                    if got != w {
+                        bad.push(format!("{name} {metric} {stat}: got {got:e}, want {w:e}"));
+                    }
+                }
+            }
+        }
+        assert!(checked > 100);
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    fn sample() -> (Vec<ReportFrame>, Vec<(String, MetricStats)>) {
+        let frames = vec![
+            ReportFrame {
+                index: 0,
+                metrics: vec![("integer_adm2".into(), 0.5), ("vmaf".into(), 38.570172929719533)],
+            },
+            ReportFrame {
+                index: 1,
+                metrics: vec![("integer_adm2".into(), 0.25), ("vmaf".into(), 40.0)],
+            },
+        ];
+        let mut pool = Pool::default();
+        for f in &frames {
+            pool.add(&f.metrics);
+        }
+        (frames, pool.stats())
+    }
+
+    #[test]
+    fn json_has_libvmaf_layout() {
+        let (frames, pooled) = sample();
+        let r = Report { version: "3.2.0", fps: 12.345, width: 176, height: 144, frames: &frames, pooled: &pooled };
+        let text = r.render(Format::Json);
+        let want = "{\n  \"version\": \"3.2.0\",\n  \"fps\": 12.35,\n  \"frames\": [\n    {\n      \"frameNum\": 0,\n      \"metrics\": {\n        \"integer_adm2\": 0.5,\n        \"vmaf\": 38.570172929719533\n      }\n    },\n    {\n      \"frameNum\": 1,\n      \"metrics\": {\n        \"integer_adm2\": 0.25,\n        \"vmaf\": 40\n      }\n    }\n  ],\n  \"pooled_metrics\": {\n    \"integer_adm2\": {\n      \"min\": 0.25,\n      \"max\": 0.5,\n      \"mean\": 0.375,\n      \"harmonic_mean\": 0.36363636363636354\n    },\n    \"vmaf\": {\n      \"min\": 38.570172929719533,\n      \"max\": 40,\n      \"mean\": 39.285086464859766,\n      \"harmonic_mean\": 39.272399353882044\n    }\n  },\n  \"aggregate_metrics\": {\n  }\n}\n";
+        assert_eq!(text, want);
+        // and it is JSON
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["frames"][1]["metrics"]["vmaf"].as_f64(), Some(40.0));
+    }
+
+    #[test]
+    fn xml_and_csv_have_libvmaf_layout() {
+        let (frames, pooled) = sample();
+        let r = Report { version: "3.2.0", fps: 1.0, width: 176, height: 144, frames: &frames, pooled: &pooled };
+        let xml = r.render(Format::Xml);
+        assert_eq!(
+            xml,
+            "<VMAF version=\"3.2.0\">\n  <params qualityWidth=\"176\" qualityHeight=\"144\" />\n  <fyi fps=\"1.00\" />\n  <frames>\n    <frame frameNum=\"0\" integer_adm2=\"0.5\" vmaf=\"38.570172929719533\" />\n    <frame frameNum=\"1\" integer_adm2=\"0.25\" vmaf=\"40\" />\n  </frames>\n  <pooled_metrics>\n    <metric name=\"integer_adm2\" min=\"0.25\" max=\"0.5\" mean=\"0.375\" harmonic_mean=\"0.36363636363636354\" />\n    <metric name=\"vmaf\" min=\"38.570172929719533\" max=\"40\" mean=\"39.285086464859766\" harmonic_mean=\"39.272399353882044\" />\n  </pooled_metrics>\n  <aggregate_metrics />\n</VMAF>\n"
+        );
+        let csv = r.render(Format::Csv);
+        assert_eq!(csv, "Frame,integer_adm2,vmaf,\n0,0.5,38.570172929719533,\n1,0.25,40,\n");
+    }
+
+    #[test]
+    fn atomic_write_replaces_the_file() {
+        let dir = std::env::temp_dir().join(format!("vmafgpu-report-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("r.json");
+        std::fs::write(&p, "old").unwrap();
+        write_atomically(&p, "new").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1, "temporary file left behind");
+        assert!(write_atomically(&dir.join("missing/r.json"), "x").is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
