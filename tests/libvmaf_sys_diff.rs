@@ -137,7 +137,7 @@ fn cases() -> Vec<(Spec, usize)> {
         (176, 144, 8),
     ];
     let mut v = Vec::new();
-    let mut rng = SplitMix64(0x5EED_0F_2_3_1);
+    let mut rng = SplitMix64(0x5EED_0231);
     for (i, (w, h, bpc)) in fixed.into_iter().enumerate() {
         let kind = Kind::ALL[i % Kind::ALL.len()];
         let pad = [0, 1, 7, 32][i % 4];

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (after scripts/install-deps.sh):
+# test data, formatting, clippy on every feature set, then every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "test data (scripts/fetch-test-data.sh)"
+scripts/fetch-test-data.sh
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+for features in "" "--all-features" "--no-default-features"; do
+  step "cargo clippy --all-targets ${features:-(default features)}"
+  cargo clippy --all-targets $features -- -D warnings
+done
+
+# --- GPU kernels: the NVRTC kernel-compile step goes here (it runs where NVRTC is available). ---
+
+step "cargo test"
+cargo test
