@@ -1,6 +1,8 @@
 //! vmafgpu: VMAF and its companion metrics, bit-exact with libvmaf 3.2.0, as a GStreamer element
 //! and as a Rust library.
 
+pub mod backend;
+pub mod engine;
 pub mod error;
 pub mod features;
 pub mod model;

@@ -1,0 +1,107 @@
+//! Backends: where the integer feature accumulators of a frame are computed.
+//!
+//! A backend turns one frame job (reference luma, distorted luma, the previous reference luma)
+//! into a [`FrameAccum`]: the VIF and ADM accumulators and the motion SAD, integers only. The
+//! engine turns those into scores with the shared floating-point code in [`crate::features`], so
+//! every backend gives the same numbers as long as it gives the same integers.
+//!
+//! Jobs are submitted asynchronously and their results come back in submission order.
+
+pub mod cpu;
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::features::adm::{AdmAccum, AdmParams};
+use crate::features::vif::{VifAccum, VifParams};
+use crate::picture::OwnedPlane;
+
+/// One frame's work.
+#[derive(Clone, Debug)]
+pub struct FrameJob {
+    /// Frame number (0-based since the start or the last reset).
+    pub index: u64,
+    /// Reference luma: compact (stride == width), samples within `bpc` bits, at least 33x33.
+    pub reference: Arc<OwnedPlane>,
+    /// Distorted luma, same geometry and depth as `reference`.
+    pub distorted: Arc<OwnedPlane>,
+    /// The previous frame's reference luma (same geometry), `None` for the first frame after the
+    /// start or a reset: then `motion_sad` is `None`.
+    pub prev_ref: Option<Arc<OwnedPlane>>,
+    pub vif: VifParams,
+    pub adm: AdmParams,
+    /// Whether VIF and ADM are needed. `false` for the frames that subsampling skips
+    /// (libvmaf `--subsample N` still computes motion on every frame); a backend may then leave
+    /// `FrameAccum::vif` and `FrameAccum::adm` at their defaults (computing them is harmless).
+    pub features: bool,
+}
+
+/// The integer results of one frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrameAccum {
+    pub vif: VifAccum,
+    pub adm: AdmAccum,
+    /// Motion SAD against `FrameJob::prev_ref` ([`crate::features::motion::sad`]); `None` when
+    /// the job had no previous reference.
+    pub motion_sad: Option<u64>,
+}
+
+/// What a CPU, CUDA or HIP backend implements.
+pub trait Backend: Send {
+    /// Short name: "cpu", "cuda", "hip".
+    fn name(&self) -> &'static str;
+
+    /// Queue frame `job.index`. Planes are compact u16 (stride == width) owned by the engine; the
+    /// backend may keep the `Arc`s until it returns the result.
+    fn submit(&mut self, job: FrameJob) -> Result<()>;
+
+    /// The next finished result in submission order. If `wait`, blocks while something is in
+    /// flight; returns `Ok(None)` when nothing is in flight (or, without `wait`, nothing is ready).
+    fn receive(&mut self, wait: bool) -> Result<Option<(u64, FrameAccum)>>;
+
+    /// Drop every job in flight and every result not yet received.
+    fn reset(&mut self);
+
+    /// How many jobs the engine keeps in flight before it waits for a result.
+    fn max_in_flight(&self) -> usize {
+        2
+    }
+}
+
+/// Compute one job on the calling thread: the CPU reference, also what GPU backends are checked
+/// against.
+pub fn compute_job_cpu(job: &FrameJob) -> FrameAccum {
+    use crate::features::{adm, motion, vif};
+    let (r, d) = (job.reference.view(), job.distorted.view());
+    let (vif, adm) = if job.features {
+        (vif::compute(r, d, &job.vif), adm::compute(r, d, &job.adm))
+    } else {
+        (VifAccum::default(), AdmAccum::default())
+    };
+    let motion_sad = job.prev_ref.as_ref().map(|p| motion::sad(p.view(), r));
+    FrameAccum {
+        vif,
+        adm,
+        motion_sad,
+    }
+}
+
+/// Open a backend. `Auto` and `Cpu` give the CPU backend with `threads` workers (0 = one per
+/// core); a GPU backend this build cannot provide is an [`Error::Backend`](crate::Error::Backend).
+pub fn create(
+    kind: crate::engine::BackendKind,
+    threads: usize,
+    device_id: u32,
+) -> Result<Box<dyn Backend>> {
+    use crate::engine::BackendKind;
+    use crate::error::Error;
+    match kind {
+        BackendKind::Auto | BackendKind::Cpu => Ok(Box::new(cpu::CpuBackend::new(threads)?)),
+        BackendKind::Cuda => Err(Error::Backend(format!(
+            "CUDA backend (device {device_id}) is not available in this build"
+        ))),
+        BackendKind::Hip => Err(Error::Backend(format!(
+            "HIP backend (device {device_id}) is not available in this build"
+        ))),
+    }
+}

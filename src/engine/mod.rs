@@ -1,0 +1,849 @@
+//! The scoring engine, without GStreamer: push reference/distorted picture pairs, get per-frame
+//! scores as soon as they are final, and a pooled summary at the end.
+//!
+//! ```no_run
+//! use gstvmafgpu::engine::{Scorer, ScorerConfig};
+//! # fn frames() -> Vec<(gstvmafgpu::Picture<'static>, gstvmafgpu::Picture<'static>)> { vec![] }
+//! let mut scorer = Scorer::new(ScorerConfig::default())?;
+//! for (reference, distorted) in frames() {
+//!     for f in scorer.push(&reference, &distorted)? {
+//!         println!("frame {}: vmaf {}", f.index, f.vmaf());
+//!     }
+//! }
+//! let (last, summary) = scorer.finish()?;
+//! # let _ = (last, summary);
+//! # Ok::<(), gstvmafgpu::Error>(())
+//! ```
+//!
+//! # What it computes, and how it matches libvmaf 3.2.0
+//!
+//! For every pushed pair the engine copies the luma planes (checking geometry and sample range
+//! first, so a refused frame changes nothing), and a [`Backend`] computes the integer accumulators
+//! of VIF, ADM and motion. The engine turns them into libvmaf's feature scores with the shared
+//! code in [`crate::features`], derives `integer_motion2`/`integer_motion3` from the sequence of
+//! motion SAD scores as libvmaf's motion `flush()` does, evaluates the model
+//! ([`crate::model::Model`]) and pools every metric over the clip.
+//!
+//! - **Motion look-ahead**: `integer_motion2` of frame i is `min(sad[i], sad[i+1])`, so frame i is
+//!   final when frame i+1's SAD is known; the last frame uses its own SAD (libvmaf's flush).
+//!   [`Scorer::push`] returns the frames that have become final (in index order), [`Scorer::finish`]
+//!   the rest.
+//! - **Subsampling** (`subsample = N`, libvmaf's `--subsample N`): VIF, ADM and the model are
+//!   evaluated only on frames whose index is a multiple of N; motion is computed on every frame
+//!   (libvmaf exempts its previous-reference extractors from subsampling), so motion2 of a scored
+//!   frame still compares it with its direct neighbours. Only scored frames are reported (with
+//!   their original index) and pooled.
+//! - **Names**: libvmaf's report names: `integer_adm2`, `integer_aim`, `integer_adm3`,
+//!   `integer_adm_scale0..3`, `VMAF_integer_feature_motion_sad_score`, `integer_vif_scale0..3`,
+//!   `integer_motion2`, `integer_motion3`, then the model outputs (`vmaf`, and for a bootstrap
+//!   collection `vmaf_0001`.., `vmaf_bagging`, `vmaf_stddev`, `vmaf_ci_p95_lo`, `vmaf_ci_p95_hi`).
+//!   Features computed with non-default options carry libvmaf's suffix (vmaf_v0.6.1neg:
+//!   `integer_adm2_egl_1`, `integer_vif_scale0_egl_1`, ...).
+//! - **Threads**: the CPU backend scores whole frames on worker threads; results are reordered,
+//!   and the numbers do not depend on the number of threads.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::backend::{self, Backend, FrameAccum, FrameJob};
+use crate::error::{Error, Result};
+use crate::features::adm::AdmParams;
+use crate::features::motion::{self, MotionParams, MotionScores, MotionSequence};
+use crate::features::vif::VifParams;
+use crate::features::{MIN_HEIGHT, MIN_WIDTH};
+use crate::model::{
+    AdmOptions, ExtractorOptions, Model, MotionOptions, PoolAccumulator, PredictOptions,
+    VifOptions, alias,
+};
+use crate::picture::{ChromaFormat, OwnedPlane, Picture};
+
+pub use crate::model::{PoolMethod, PooledStats, pool};
+
+/// Where the model comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelSource {
+    /// A model built into libvmaf 3.2.0 (and into this crate): `vmaf_v0.6.1` (the default),
+    /// `vmaf_v0.6.1neg`, `vmaf_4k_v0.6.1`, `vmaf_b_v0.6.3` (bootstrap collection).
+    Builtin(String),
+    /// A libvmaf JSON model file.
+    Path(PathBuf),
+    /// The text of a libvmaf JSON model.
+    Json(String),
+}
+
+impl Default for ModelSource {
+    fn default() -> Self {
+        ModelSource::Builtin(crate::model::DEFAULT_MODEL.to_string())
+    }
+}
+
+/// Which backend computes the feature accumulators.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    /// The best available: a GPU if one can be used, else the CPU.
+    #[default]
+    Auto,
+    Cpu,
+    Cuda,
+    Hip,
+}
+
+/// Scorer settings.
+#[derive(Clone, Debug)]
+pub struct ScorerConfig {
+    pub model: ModelSource,
+    /// libvmaf's `disable_clip` model flag: do not clip the score to the model's range.
+    pub disable_clip: bool,
+    /// libvmaf's `enable_transform` model flag: apply the model's score transform.
+    pub enable_transform: bool,
+    /// CPU worker threads; 0 = one per available core.
+    pub threads: usize,
+    /// Score every Nth frame (libvmaf `--subsample N`); 0 and 1 score every frame.
+    pub subsample: u32,
+    pub backend: BackendKind,
+    /// GPU ordinal for the GPU backends.
+    pub device_id: u32,
+}
+
+impl Default for ScorerConfig {
+    fn default() -> Self {
+        ScorerConfig {
+            model: ModelSource::default(),
+            disable_clip: false,
+            enable_transform: false,
+            threads: 0,
+            subsample: 1,
+            backend: BackendKind::Auto,
+            device_id: 0,
+        }
+    }
+}
+
+/// The scores of one frame, with libvmaf's names, in libvmaf's report order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameScores {
+    /// Frame number: 0-based, counting every pushed frame since the start (or the last
+    /// `finish()`/`reset()`), including frames that subsampling skips.
+    pub index: u64,
+    pub metrics: Vec<(String, f64)>,
+}
+
+impl FrameScores {
+    /// The value of a metric by its libvmaf name.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.metrics
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|&(_, v)| v)
+    }
+
+    /// The model's score (`vmaf`); NaN if absent.
+    pub fn vmaf(&self) -> f64 {
+        self.get("vmaf").unwrap_or(f64::NAN)
+    }
+}
+
+/// The pooled values of every metric over the scored frames of a clip.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Frames scored (and pooled): every frame, or every Nth with subsampling.
+    pub frames: u64,
+    /// Same names and order as [`FrameScores::metrics`]; empty when no frame was scored.
+    pub pooled: Vec<(String, PooledStats)>,
+}
+
+impl Summary {
+    pub fn get(&self, name: &str) -> Option<&PooledStats> {
+        self.pooled.iter().find(|(n, _)| n == name).map(|(_, s)| s)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plan: what to compute and how to name it, from the model.
+
+/// Where a model input's value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Vif(usize),
+    Adm2,
+    Aim,
+    Adm3,
+    AdmScale(usize),
+    MotionSad,
+    Motion2,
+    Motion3,
+}
+
+impl Slot {
+    /// The slot of a libvmaf feature name (collector name, before aliasing).
+    fn of(model_name: &str) -> Option<Slot> {
+        Some(match model_name {
+            "VMAF_integer_feature_vif_scale0_score" => Slot::Vif(0),
+            "VMAF_integer_feature_vif_scale1_score" => Slot::Vif(1),
+            "VMAF_integer_feature_vif_scale2_score" => Slot::Vif(2),
+            "VMAF_integer_feature_vif_scale3_score" => Slot::Vif(3),
+            "VMAF_integer_feature_adm2_score" => Slot::Adm2,
+            "VMAF_integer_feature_aim_score" => Slot::Aim,
+            "VMAF_integer_feature_adm3_score" => Slot::Adm3,
+            "integer_adm_scale0" => Slot::AdmScale(0),
+            "integer_adm_scale1" => Slot::AdmScale(1),
+            "integer_adm_scale2" => Slot::AdmScale(2),
+            "integer_adm_scale3" => Slot::AdmScale(3),
+            "VMAF_integer_feature_motion_sad_score" => Slot::MotionSad,
+            "VMAF_integer_feature_motion2_score" => Slot::Motion2,
+            "VMAF_integer_feature_motion3_score" => Slot::Motion3,
+            _ => return None,
+        })
+    }
+}
+
+/// Extractors in the order the model first uses them (libvmaf registers them in that order, and
+/// its reports list features in the order they were first written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ext {
+    Vif,
+    Adm,
+    Motion,
+}
+
+#[derive(Clone, Debug)]
+struct Plan {
+    vif: VifParams,
+    adm: AdmParams,
+    motion: MotionParams,
+    /// Extractors the model uses, in first-use order.
+    order: Vec<Ext>,
+    /// Report names (with option suffixes).
+    vif_names: [String; 4],
+    /// adm2, aim, adm3, scale0..3.
+    adm_names: [String; 7],
+    /// sad, motion2, motion3.
+    motion_names: [String; 3],
+    /// One slot per `model.features()` entry.
+    slots: Vec<Slot>,
+    predict: PredictOptions,
+}
+
+fn unsupported(what: &str) -> Error {
+    Error::Model(format!(
+        "the model sets {what}, which vmafgpu does not implement"
+    ))
+}
+
+fn vif_params(o: &VifOptions) -> Result<VifParams> {
+    if o.skip_scale0 {
+        return Err(unsupported("vif_skip_scale0"));
+    }
+    if o.debug {
+        return Err(unsupported("the vif debug option"));
+    }
+    let p = VifParams {
+        enhn_gain_limit: o.enhn_gain_limit,
+    };
+    p.validate()?;
+    Ok(p)
+}
+
+fn adm_params(o: &AdmOptions) -> Result<AdmParams> {
+    if o.csf_mode != 0 {
+        return Err(unsupported("adm_csf_mode (only the default Watson CSF, 0)"));
+    }
+    if o.skip_aim || o.skip_scale0 {
+        return Err(unsupported("adm_skip_aim / adm_skip_scale0"));
+    }
+    if o.debug {
+        return Err(unsupported("the adm debug option"));
+    }
+    let ref_display_height = u32::try_from(o.ref_display_height)
+        .map_err(|_| Error::Model(format!("adm_ref_display_height {}", o.ref_display_height)))?;
+    let p = AdmParams {
+        enhn_gain_limit: o.enhn_gain_limit,
+        norm_view_dist: o.norm_view_dist,
+        ref_display_height,
+        noise_weight: o.noise_weight,
+        dlm_weight: o.dlm_weight,
+        min_val: o.min_val,
+    };
+    p.validate()?;
+    Ok(p)
+}
+
+fn motion_params(o: &MotionOptions) -> Result<MotionParams> {
+    if o.debug {
+        return Err(unsupported("the motion debug option"));
+    }
+    Ok(MotionParams {
+        force_zero: o.force_zero,
+        blend_factor: o.blend_factor,
+        blend_offset: o.blend_offset,
+        fps_weight: o.fps_weight,
+        max_val: o.max_val,
+        five_frame_window: o.five_frame_window,
+        moving_average: o.moving_average,
+    })
+}
+
+impl Plan {
+    fn new(model: &Model, predict: PredictOptions) -> Result<Plan> {
+        let mut vif = None;
+        let mut adm = None;
+        let mut motion = None;
+        let mut order = Vec::new();
+        let (mut vif_sfx, mut adm_sfx, mut motion_sfx) = (None, None, None);
+        let mut slots = Vec::with_capacity(model.features().len());
+        for f in model.features() {
+            let slot = Slot::of(&f.model_name).ok_or_else(|| {
+                Error::Model(format!(
+                    "{}: feature {} is not one the engine computes",
+                    model.source(),
+                    f.model_name
+                ))
+            })?;
+            slots.push(slot);
+            // libvmaf's name for this feature is alias(name) + suffix of the non-default options.
+            let base = alias(&f.model_name);
+            let suffix = f
+                .name
+                .strip_prefix(base)
+                .ok_or_else(|| {
+                    Error::Model(format!(
+                        "{}: unexpected feature name {}",
+                        model.source(),
+                        f.name
+                    ))
+                })?
+                .to_string();
+            let (ext, seen_sfx) = match &f.options {
+                ExtractorOptions::Vif(o) => {
+                    let p = vif_params(o)?;
+                    if vif.is_some_and(|v| v != p) {
+                        return Err(unsupported("two different VIF configurations"));
+                    }
+                    vif = Some(p);
+                    (Ext::Vif, &mut vif_sfx)
+                }
+                ExtractorOptions::Adm(o) => {
+                    let p = adm_params(o)?;
+                    if adm.is_some_and(|v| v != p) {
+                        return Err(unsupported("two different ADM configurations"));
+                    }
+                    adm = Some(p);
+                    (Ext::Adm, &mut adm_sfx)
+                }
+                ExtractorOptions::Motion(o) => {
+                    let p = motion_params(o)?;
+                    if motion.is_some_and(|v| v != p) {
+                        return Err(unsupported("two different motion configurations"));
+                    }
+                    motion = Some(p);
+                    (Ext::Motion, &mut motion_sfx)
+                }
+            };
+            if seen_sfx.is_none() {
+                *seen_sfx = Some(suffix);
+            }
+            if !order.contains(&ext) {
+                order.push(ext);
+            }
+        }
+        let vs = vif_sfx.unwrap_or_default();
+        let a = adm_sfx.unwrap_or_default();
+        let m = motion_sfx.unwrap_or_default();
+        Ok(Plan {
+            vif: vif.unwrap_or_default(),
+            adm: adm.unwrap_or_default(),
+            motion: motion.unwrap_or_default(),
+            order,
+            vif_names: std::array::from_fn(|k| format!("integer_vif_scale{k}{vs}")),
+            adm_names: [
+                format!("integer_adm2{a}"),
+                format!("integer_aim{a}"),
+                format!("integer_adm3{a}"),
+                format!("integer_adm_scale0{a}"),
+                format!("integer_adm_scale1{a}"),
+                format!("integer_adm_scale2{a}"),
+                format!("integer_adm_scale3{a}"),
+            ],
+            motion_names: [
+                format!("VMAF_integer_feature_motion_sad_score{m}"),
+                format!("integer_motion2{m}"),
+                format!("integer_motion3{m}"),
+            ],
+            slots,
+            predict,
+        })
+    }
+
+    fn uses(&self, e: Ext) -> bool {
+        self.order.contains(&e)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-clip state.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Geometry {
+    width: usize,
+    height: usize,
+    bpc: u8,
+    format: ChromaFormat,
+}
+
+#[derive(Default)]
+struct Clip {
+    /// Set by the first frame of the clip; later frames must match it.
+    geometry: Option<Geometry>,
+    /// Index of the next pushed frame.
+    next_index: u64,
+    /// The last reference planes (the newest at the back), for motion (2 with the five-frame
+    /// window).
+    refs: VecDeque<Arc<OwnedPlane>>,
+    /// Jobs submitted and not yet received.
+    in_flight: usize,
+    /// Received results waiting for their motion scores to become final, in index order.
+    waiting: VecDeque<(u64, bool, FrameAccum)>,
+    motion: Option<MotionSequence>,
+    /// Pooling accumulators, one per metric in report order (set up by the first scored frame).
+    pooled: Vec<(String, PoolAccumulator)>,
+    frames_scored: u64,
+}
+
+/// The scorer. See the [module docs](self).
+pub struct Scorer {
+    cfg: ScorerConfig,
+    model: Model,
+    model_name: String,
+    plan: Plan,
+    backend: Box<dyn Backend>,
+    clip: Clip,
+    /// Recycled planes: an entry whose `Arc` is unique is free.
+    buffers: Vec<Arc<OwnedPlane>>,
+}
+
+impl Scorer {
+    /// Load the model (a bad model is [`Error::Model`]) and open the backend
+    /// ([`Error::Backend`] if an explicitly requested GPU backend cannot be used).
+    pub fn new(cfg: ScorerConfig) -> Result<Scorer> {
+        let (model, model_name) = match &cfg.model {
+            ModelSource::Builtin(name) => (Model::builtin(name)?, name.clone()),
+            ModelSource::Path(p) => (
+                Model::from_path(p)?,
+                p.file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| p.display().to_string()),
+            ),
+            ModelSource::Json(text) => (Model::from_json(text)?, "custom".to_string()),
+        };
+        let plan = Plan::new(
+            &model,
+            PredictOptions {
+                disable_clip: cfg.disable_clip,
+                enable_transform: cfg.enable_transform,
+            },
+        )?;
+        let backend = backend::create(cfg.backend, cfg.threads, cfg.device_id)?;
+        Ok(Scorer {
+            cfg,
+            model,
+            model_name,
+            plan,
+            backend,
+            clip: Clip::default(),
+            buffers: Vec::new(),
+        })
+    }
+
+    /// The backend computing the features: "cpu", "cuda", ...
+    pub fn backend_name(&self) -> &'static str {
+        self.backend.name()
+    }
+
+    /// The model: its built-in name, the file stem of a model file, or "custom" for JSON text.
+    pub fn model_name(&self) -> &str {
+        &self.model_name
+    }
+
+    /// The loaded model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    pub fn config(&self) -> &ScorerConfig {
+        &self.cfg
+    }
+
+    /// The metric names every frame reports, in order.
+    pub fn metric_names(&self) -> Vec<String> {
+        let p = &self.plan;
+        let mut names = Vec::new();
+        for e in &p.order {
+            match e {
+                Ext::Adm => names.extend(p.adm_names.iter().cloned()),
+                Ext::Motion => names.push(p.motion_names[0].clone()),
+                Ext::Vif => names.extend(p.vif_names.iter().cloned()),
+            }
+        }
+        if p.uses(Ext::Motion) {
+            names.extend(p.motion_names[1..].iter().cloned());
+        }
+        names.extend(self.model.output_names().iter().cloned());
+        names
+    }
+
+    /// Frames pushed in the current clip.
+    pub fn frames_pushed(&self) -> u64 {
+        self.clip.next_index
+    }
+
+    fn subsample(&self) -> u64 {
+        u64::from(self.cfg.subsample.max(1))
+    }
+
+    /// Check a pair before anything is taken from it.
+    fn validate(&self, r: &Picture<'_>, d: &Picture<'_>) -> Result<Geometry> {
+        r.validate()?;
+        d.validate()?;
+        let g = Geometry {
+            width: r.width,
+            height: r.height,
+            bpc: r.bpc,
+            format: r.format,
+        };
+        let gd = Geometry {
+            width: d.width,
+            height: d.height,
+            bpc: d.bpc,
+            format: d.format,
+        };
+        if g != gd {
+            return Err(Error::Mismatch(format!(
+                "reference is {}x{} {:?} at {} bits, distorted {}x{} {:?} at {} bits",
+                g.width, g.height, g.format, g.bpc, gd.width, gd.height, gd.format, gd.bpc
+            )));
+        }
+        if g.width < MIN_WIDTH || g.height < MIN_HEIGHT {
+            return Err(Error::TooSmall {
+                width: g.width,
+                height: g.height,
+                min_width: MIN_WIDTH,
+                min_height: MIN_HEIGHT,
+            });
+        }
+        if let Some(c) = self.clip.geometry {
+            if c != g {
+                return Err(Error::Mismatch(format!(
+                    "frame {} is {}x{} {:?} at {} bits, but the clip started at {}x{} {:?} at {} bits",
+                    self.clip.next_index,
+                    g.width,
+                    g.height,
+                    g.format,
+                    g.bpc,
+                    c.width,
+                    c.height,
+                    c.format,
+                    c.bpc
+                )));
+            }
+        }
+        Ok(g)
+    }
+
+    /// A free plane buffer (unique `Arc`), recycled when possible.
+    fn take_buffer(&mut self) -> Arc<OwnedPlane> {
+        match self
+            .buffers
+            .iter_mut()
+            .position(|b| Arc::get_mut(b).is_some())
+        {
+            Some(i) => self.buffers.swap_remove(i),
+            None => Arc::new(OwnedPlane::default()),
+        }
+    }
+
+    /// Keep a buffer for reuse (bounded: a few more than can be in use at once).
+    fn keep_buffer(&mut self, b: Arc<OwnedPlane>) {
+        let cap = 2 * self.backend.max_in_flight() + 6;
+        if self.buffers.len() < cap {
+            self.buffers.push(b);
+        }
+    }
+
+    /// Submit one pair. It is validated (size at least 33x33, equal geometry, format and bit depth
+    /// for both pictures and for every frame of the clip, samples within `bpc` bits) before the
+    /// scorer takes it: an `Err` changes nothing and the scorer stays usable.
+    ///
+    /// Returns the frames that became final, in index order (usually earlier frames: motion needs
+    /// the next frame, and the backend works on several frames at once).
+    pub fn push(
+        &mut self,
+        reference: &Picture<'_>,
+        distorted: &Picture<'_>,
+    ) -> Result<Vec<FrameScores>> {
+        let geometry = self.validate(reference, distorted)?;
+
+        let mut rbuf = self.take_buffer();
+        let mut dbuf = self.take_buffer();
+        let copied = {
+            // Both are unique: fresh, or free buffers from the pool.
+            let (Some(r), Some(d)) = (Arc::get_mut(&mut rbuf), Arc::get_mut(&mut dbuf)) else {
+                return Err(Error::State("internal: plane buffer in use".into()));
+            };
+            reference.copy_luma(r).and_then(|()| distorted.copy_luma(d))
+        };
+        if let Err(e) = copied {
+            self.keep_buffer(rbuf);
+            self.keep_buffer(dbuf);
+            return Err(e);
+        }
+
+        // Accepted: from here on the frame belongs to the clip.
+        let index = self.clip.next_index;
+        let distance = self.plan.motion.frame_distance() as usize;
+        // libvmaf: the SAD of frame i looks at frame i-1 (i-2 with the five-frame window), and
+        // frames before that have none.
+        let prev_ref = if self.plan.uses(Ext::Motion) && self.clip.refs.len() >= distance {
+            Some(Arc::clone(&self.clip.refs[self.clip.refs.len() - distance]))
+        } else {
+            None
+        };
+        let job = FrameJob {
+            index,
+            reference: Arc::clone(&rbuf),
+            distorted: Arc::clone(&dbuf),
+            prev_ref,
+            vif: self.plan.vif,
+            adm: self.plan.adm,
+            features: index % self.subsample() == 0,
+        };
+        if let Err(e) = self.backend.submit(job) {
+            self.abort_clip();
+            return Err(e);
+        }
+        self.clip.geometry = Some(geometry);
+        self.clip.next_index += 1;
+        self.clip.in_flight += 1;
+        self.clip.refs.push_back(Arc::clone(&rbuf));
+        while self.clip.refs.len() > distance {
+            self.clip.refs.pop_front();
+        }
+        self.keep_buffer(rbuf);
+        self.keep_buffer(dbuf);
+
+        let mut out = Vec::new();
+        // Keep the backend busy but bounded: wait once too much is in flight.
+        let max = self.backend.max_in_flight().max(1);
+        self.collect(false, &mut out)?;
+        while self.clip.in_flight > max {
+            self.collect_one(true, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// Collect what the backend has finished without pushing a frame. With `wait`, blocks until
+    /// every submitted frame is computed (then every frame but the last of the clip is final).
+    pub fn poll(&mut self, wait: bool) -> Result<Vec<FrameScores>> {
+        let mut out = Vec::new();
+        self.collect(wait, &mut out)?;
+        Ok(out)
+    }
+
+    /// Flush: every remaining frame, then the pooled summary. The scorer then starts a fresh clip
+    /// (frame numbers from 0, any geometry).
+    pub fn finish(&mut self) -> Result<(Vec<FrameScores>, Summary)> {
+        let mut out = Vec::new();
+        self.collect(true, &mut out)?;
+        if let Some(seq) = self.clip.motion.as_mut() {
+            let done = seq.finish();
+            self.finalize(done, &mut out)?;
+        }
+        if !self.clip.waiting.is_empty() {
+            // Only when the model does not use motion: nothing is waiting for a look-ahead.
+            let waiting: Vec<_> = self.clip.waiting.drain(..).collect();
+            for (index, features, acc) in waiting {
+                if features {
+                    let f = self.frame_scores(index, &acc, None)?;
+                    out.push(f);
+                }
+            }
+        }
+        let summary = Summary {
+            frames: self.clip.frames_scored,
+            pooled: self
+                .clip
+                .pooled
+                .iter()
+                .map(|(n, a)| (n.clone(), a.stats()))
+                .collect(),
+        };
+        self.clip = Clip::default();
+        Ok((out, summary))
+    }
+
+    /// Forget pending frames and motion history (a flushing seek). The next frame starts a fresh
+    /// clip at index 0.
+    pub fn reset(&mut self) {
+        self.backend.reset();
+        self.clip = Clip::default();
+    }
+
+    /// After a backend failure: drop the clip so that the scorer is usable again.
+    fn abort_clip(&mut self) {
+        self.backend.reset();
+        self.clip = Clip::default();
+    }
+
+    /// Receive results until the backend has nothing ready (or, with `wait`, nothing in flight).
+    fn collect(&mut self, wait: bool, out: &mut Vec<FrameScores>) -> Result<()> {
+        while self.clip.in_flight > 0 {
+            if !self.collect_one(wait, out)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Receive one result; false if none was ready.
+    fn collect_one(&mut self, wait: bool, out: &mut Vec<FrameScores>) -> Result<bool> {
+        let got = match self.backend.receive(wait) {
+            Ok(g) => g,
+            Err(e) => {
+                self.abort_clip();
+                return Err(e);
+            }
+        };
+        let Some((index, acc)) = got else {
+            if wait && self.clip.in_flight > 0 {
+                self.abort_clip();
+                return Err(Error::Backend(
+                    "the backend lost frames in flight; the clip was dropped".into(),
+                ));
+            }
+            return Ok(false);
+        };
+        self.clip.in_flight -= 1;
+        let features = index % self.subsample() == 0;
+        if !self.plan.uses(Ext::Motion) {
+            // No look-ahead: the frame is final now.
+            if features {
+                let f = self.frame_scores(index, &acc, None)?;
+                out.push(f);
+            }
+            return Ok(true);
+        }
+        let (w, h) = self
+            .clip
+            .geometry
+            .map(|g| (g.width, g.height))
+            .unwrap_or((1, 1));
+        let sad_score = match acc.motion_sad {
+            Some(sad) => motion::sad_score_with(sad, w, h, &self.plan.motion),
+            None => 0.0,
+        };
+        self.clip.waiting.push_back((index, features, acc));
+        let plan_motion = self.plan.motion;
+        let done = self
+            .clip
+            .motion
+            .get_or_insert_with(|| MotionSequence::new(plan_motion))
+            .push(sad_score);
+        self.finalize(done, out)?;
+        Ok(true)
+    }
+
+    /// Turn frames whose motion scores are final into FrameScores.
+    fn finalize(&mut self, done: Vec<MotionScores>, out: &mut Vec<FrameScores>) -> Result<()> {
+        for m in done {
+            let Some((index, features, acc)) = self.clip.waiting.pop_front() else {
+                return Err(Error::State(format!(
+                    "internal: motion of frame {} without its features",
+                    m.index
+                )));
+            };
+            if index != m.index {
+                return Err(Error::State(format!(
+                    "internal: motion of frame {} paired with frame {index}",
+                    m.index
+                )));
+            }
+            if features {
+                let f = self.frame_scores(index, &acc, Some(&m))?;
+                out.push(f);
+            }
+        }
+        Ok(())
+    }
+
+    /// All scores of one frame, and pool them.
+    fn frame_scores(
+        &mut self,
+        index: u64,
+        acc: &FrameAccum,
+        m: Option<&MotionScores>,
+    ) -> Result<FrameScores> {
+        let p = &self.plan;
+        let g = self
+            .clip
+            .geometry
+            .ok_or_else(|| Error::State("internal: no geometry".into()))?;
+        let vif = acc.vif.scores();
+        let adm = acc.adm.scores(&p.adm, g.width, g.height);
+        let (sad, m2, m3) = m.map_or((0.0, 0.0, 0.0), |m| (m.sad_score, m.motion2, m.motion3));
+
+        let mut metrics: Vec<(String, f64)> = Vec::with_capacity(20);
+        for e in &p.order {
+            match e {
+                Ext::Adm => {
+                    let v = [
+                        adm.adm2,
+                        adm.aim,
+                        adm.adm3,
+                        adm.scale[0],
+                        adm.scale[1],
+                        adm.scale[2],
+                        adm.scale[3],
+                    ];
+                    metrics.extend(p.adm_names.iter().cloned().zip(v));
+                }
+                Ext::Motion => metrics.push((p.motion_names[0].clone(), sad)),
+                Ext::Vif => metrics.extend(p.vif_names.iter().cloned().zip(vif)),
+            }
+        }
+        if p.uses(Ext::Motion) {
+            metrics.push((p.motion_names[1].clone(), m2));
+            metrics.push((p.motion_names[2].clone(), m3));
+        }
+
+        let values: Vec<f64> = p
+            .slots
+            .iter()
+            .map(|s| match *s {
+                Slot::Vif(k) => vif[k],
+                Slot::Adm2 => adm.adm2,
+                Slot::Aim => adm.aim,
+                Slot::Adm3 => adm.adm3,
+                Slot::AdmScale(k) => adm.scale[k],
+                Slot::MotionSad => sad,
+                Slot::Motion2 => m2,
+                Slot::Motion3 => m3,
+            })
+            .collect();
+        let prediction = self.model.predict(&values, &p.predict)?;
+        metrics.extend(prediction.named(&self.model));
+
+        let pooled = &mut self.clip.pooled;
+        if pooled.is_empty() {
+            pooled.extend(
+                metrics
+                    .iter()
+                    .map(|(n, _)| (n.clone(), PoolAccumulator::new())),
+            );
+        }
+        for ((_, acc), (_, v)) in pooled.iter_mut().zip(&metrics) {
+            acc.push(*v);
+        }
+        self.clip.frames_scored += 1;
+        Ok(FrameScores { index, metrics })
+    }
+}
