@@ -640,7 +640,7 @@ pub(crate) fn format_g(x: f64) -> String {
     let e_form = format!("{:.*e}", (P - 1) as usize, x);
     let (mantissa, exp) = e_form.split_once('e').expect("Rust's {:e} has an exponent");
     let exp: i32 = exp.parse().expect("Rust's {:e} exponent is an integer");
-    if exp < -4 || exp >= P {
+    if !(-4..P).contains(&exp) {
         let m = strip_zeros(mantissa);
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{m}e{sign}{:02}", exp.abs())

@@ -325,10 +325,12 @@ impl Model {
         let mut scores = Vec::with_capacity(n);
         let mut models = Vec::with_capacity(n);
         for m in &self.bootstrap {
-            // Statistics on the raw scores; the reported per-model scores keep their own
-            // transform and clip.
-            scores.push(m.predict(values, Flags::RAW));
-            models.push(m.predict(values, Flags::from(opts)));
+            // Statistics on the raw scores (libvmaf predicts with VMAF_MODEL_FLAG_DISABLE_CLIP |
+            // VMAF_MODEL_FLAG_DISABLE_TRANSFORM); the reported per-model scores keep their own
+            // transform and clip. libvmaf runs the SVM twice; once gives the same double.
+            let raw = m.raw_score(values);
+            scores.push(m.post_process(raw, Flags::RAW));
+            models.push(m.post_process(raw, Flags::from(opts)));
         }
 
         let mut sum = 0.;
@@ -506,6 +508,12 @@ impl From<&PredictOptions> for Flags {
 impl SubModel {
     /// libvmaf 3.2.0 libvmaf/src/predict.c: vmaf_predict_score_at_index().
     fn predict(&self, values: &[f64], flags: Flags) -> f64 {
+        self.post_process(self.raw_score(values), flags)
+    }
+
+    /// vmaf_predict_score_at_index() up to the denormalisation: normalise the features, run the
+    /// SVM, denormalise.
+    fn raw_score(&self, values: &[f64]) -> f64 {
         let mut nodes = Vec::with_capacity(self.inputs.len());
         for input in &self.inputs {
             let x = values[input.feature];
@@ -518,7 +526,7 @@ impl SubModel {
         if let Some((slope, intercept)) = self.rescale {
             y = (y - intercept) / slope;
         }
-        self.post_process(y, flags)
+        y
     }
 
     /// predict.c transform() then clip().
