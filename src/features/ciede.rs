@@ -189,8 +189,10 @@ pub fn delta_e(r: [u16; 3], d: [u16; 3], bpc: u8) -> f32 {
     ciede2000(lab(r[0], r[1], r[2], bpc), lab(d[0], d[1], d[2], bpc))
 }
 
-/// Chroma subsampling factors `(x, y)` of a chroma plane against its luma plane: 1 or 2 each,
-/// with the chroma size `ceil(luma / factor)`.
+/// Chroma subsampling factors `(x, y)` of a chroma plane against its luma plane: 1 or 2 each.
+/// A subsampled dimension may be rounded up (`ceil(luma / 2)`, as GStreamer stores odd sizes) or
+/// down (`luma / 2`, as libvmaf allocates them); in the second case the last luma column/row
+/// reads the last chroma sample (where libvmaf reads past its chroma row).
 pub(crate) fn chroma_factors(
     luma: &Plane<'_>,
     chroma: &Plane<'_>,
@@ -199,7 +201,7 @@ pub(crate) fn chroma_factors(
     let f = |l: usize, c: usize| {
         if c == l {
             Some(1)
-        } else if c == l.div_ceil(2) {
+        } else if c == l.div_ceil(2) || (c == l / 2 && c > 0) {
             Some(2)
         } else {
             None
@@ -232,22 +234,23 @@ pub fn ciede(r: &[Plane<'_>], d: &[Plane<'_>]) -> Result<f64> {
             )));
         }
     }
-    let (ux, uy) = chroma_factors(&r[0], &r[1], "ciede")?;
-    let (vx, vy) = chroma_factors(&r[0], &r[2], "ciede")?;
-    if (ux, uy) != (vx, vy) {
+    if (r[1].width, r[1].height) != (r[2].width, r[2].height) {
         return Err(Error::Geometry(
             "ciede: the two chroma planes differ in size".into(),
         ));
     }
+    let (fx, fy) = chroma_factors(&r[0], &r[1], "ciede")?;
     let bpc = r[0].bpc;
     let (w, h) = (r[0].width, r[0].height);
+    let (cw, ch) = (r[1].width, r[1].height);
     let mut sum = 0.0f64;
     for y in 0..h {
+        let cy = (y / fy).min(ch - 1);
         let (ry, dy) = (r[0].row(y), d[0].row(y));
-        let (ru, rv) = (r[1].row(y / uy), r[2].row(y / uy));
-        let (du, dv) = (d[1].row(y / uy), d[2].row(y / uy));
+        let (ru, rv) = (r[1].row(cy), r[2].row(cy));
+        let (du, dv) = (d[1].row(cy), d[2].row(cy));
         for x in 0..w {
-            let c = x / ux;
+            let c = (x / fx).min(cw - 1);
             sum += f64::from(delta_e([ry[x], ru[c], rv[c]], [dy[x], du[c], dv[c]], bpc));
         }
     }
