@@ -2,17 +2,17 @@
 //! model parser and `svm_predict()` for regression models (nu-SVR, epsilon-SVR) with the RBF
 //! kernel, the only kind VMAF models use.
 
-/// A support vector: sparse `(index, value)` pairs in file order (libsvm's `svm_node` list
-/// without its `index == -1` terminator).
-type Sparse = Vec<(i32, f64)>;
-
 /// A regression SVM with an RBF kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Svm {
     gamma: f64,
     rho: f64,
-    /// (coefficient, support vector), in file order: the order of the sum in `svm_predict`.
-    sv: Vec<(f64, Sparse)>,
+    /// (coefficient, end of its nodes in `nodes`) per support vector, in file order: the order
+    /// of the sum in `svm_predict`.
+    sv: Vec<(f64, usize)>,
+    /// Every support vector's sparse `(index, value)` nodes, one after the other, in file order
+    /// (libsvm's `svm_node` lists without their `index == -1` terminators).
+    nodes: Vec<(i32, f64)>,
 }
 
 /// Splits the header like svm.cpp's `read_next()`: tokens end at a space or a newline.
@@ -123,6 +123,7 @@ impl Svm {
 
         let mut lines = t.rest_after_line().lines();
         let mut sv = Vec::with_capacity(total_sv.min(1 << 16));
+        let mut all_nodes = Vec::new();
         for i in 0..total_sv {
             let line = lines.next().ok_or_else(|| {
                 format!("libsvm model: total_sv is {total_sv} but only {i} support vectors follow")
@@ -132,26 +133,32 @@ impl Svm {
                 .next()
                 .and_then(|c| c.parse().ok())
                 .ok_or_else(|| format!("libsvm model: support vector {i}: bad coefficient"))?;
-            let mut nodes = Sparse::new();
             for tok in toks {
                 let node = tok
                     .split_once(':')
                     .and_then(|(idx, v)| Some((idx.parse().ok()?, v.parse().ok()?)));
-                nodes.push(node.ok_or_else(|| {
+                all_nodes.push(node.ok_or_else(|| {
                     format!("libsvm model: support vector {i}: bad node {tok:?}")
                 })?);
             }
-            sv.push((coef, nodes));
+            sv.push((coef, all_nodes.len()));
         }
-        Ok(Svm { gamma, rho, sv })
+        Ok(Svm {
+            gamma,
+            rho,
+            sv,
+            nodes: all_nodes,
+        })
     }
 
     /// libsvm's `svm_predict()` for a regression model: `sum(coef_i * K(x, sv_i)) - rho`, the
     /// sum taken in support-vector order. `x` is the dense input, `x[i]` having index `i + 1`.
     pub(crate) fn predict(&self, x: &[f64]) -> f64 {
         let mut sum = 0.0;
-        for (coef, sv) in &self.sv {
-            sum += coef * self.rbf(x, sv);
+        let mut start = 0;
+        for &(coef, end) in &self.sv {
+            sum += coef * self.rbf(x, &self.nodes[start..end]);
+            start = end;
         }
         sum - self.rho
     }
