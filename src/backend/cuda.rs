@@ -1,0 +1,789 @@
+//! The CUDA backend: VIF, ADM and motion accumulators on an NVIDIA GPU, equal to the CPU
+//! reference's bit for bit.
+//!
+//! - The driver library is probed (dlopen) before any cudarc call, so a machine without CUDA gets
+//!   an [`Error::Backend`] instead of cudarc's panic.
+//! - The kernels (kernels/*.cu, one text for CUDA and HIP) are compiled once per process with
+//!   NVRTC (fmad off, IEEE division and square root) and loaded once per backend.
+//! - One worker thread owns the context. It keeps [`SLOTS`] frames in flight, each slot with its
+//!   own stream, device buffers, pinned staging (host -> device) and pinned readback memory, all
+//!   allocated once per geometry: no per-frame allocation. While the GPU computes frame n, the
+//!   worker copies frame n+1 into pinned memory and queues its upload; results come back
+//!   asynchronously (a 424-byte readback per frame) and are returned in submission order.
+//! - 8-bit content is uploaded as 8-bit samples.
+//! - Motion reads the previous frame's reference where it already is on the GPU (the previous
+//!   slot), so each reference is uploaded once.
+
+#[doc(hidden)]
+pub mod kernels;
+#[doc(hidden)]
+pub mod plan;
+
+use std::collections::VecDeque;
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
+
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys,
+};
+use cudarc::nvrtc::Ptx;
+
+use self::plan::{Arg, Buf, Kernel, Plan, slot};
+use super::{Backend, FrameAccum, FrameJob};
+use crate::error::{Error, Result};
+use crate::features::adm::{AdmConstants, AdmParams};
+use crate::features::vif::VifParams;
+use crate::picture::OwnedPlane;
+
+/// Frames in flight on the GPU.
+pub const SLOTS: usize = 4;
+
+fn be<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
+    move |e| Error::Backend(format!("CUDA: {what}: {e}"))
+}
+
+/// Why CUDA cannot be used here, or `None` if the driver and NVRTC libraries can be loaded.
+/// Touches nothing but `dlopen`.
+pub fn unavailable_reason() -> Option<String> {
+    // SAFETY: is_culib_present only tries to dlopen the library names; it calls nothing in them.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Some("the NVIDIA driver library (libcuda.so) is not installed".into());
+    }
+    // SAFETY: as above, for libnvrtc.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Some(
+            "NVRTC (libnvrtc.so, CUDA 13) is not installed or not on the library path".into(),
+        );
+    }
+    None
+}
+
+/// The compiled kernels, once per process (PTX for the device's architecture is produced by
+/// the driver from compute_75 PTX... no: from PTX compiled for the first device's compute
+/// capability; all devices of one machine share it in practice).
+static PTX: OnceLock<std::result::Result<(Ptx, &'static str), String>> = OnceLock::new();
+
+fn arch_name(major: i32, minor: i32) -> &'static str {
+    match (major, minor) {
+        (7, 5) => "compute_75",
+        (8, 0) => "compute_80",
+        (8, 6) => "compute_86",
+        (8, 7) => "compute_87",
+        (8, 9) => "compute_89",
+        (9, 0) => "compute_90",
+        (10, 0) => "compute_100",
+        (12, 0) => "compute_120",
+        // Anything newer runs PTX of the newest listed architecture it supports; older GPUs
+        // are below what CUDA 13 supports anyway.
+        (m, _) if m >= 10 => "compute_100",
+        _ => "compute_75",
+    }
+}
+
+fn ptx_for(ctx: &Arc<CudaContext>) -> Result<Ptx> {
+    let r = PTX.get_or_init(|| {
+        let (major, minor) = ctx.compute_capability().map_err(|e| e.to_string())?;
+        let arch = arch_name(major, minor);
+        kernels::compile_ptx(arch)
+            .map(|p| (p, arch))
+            .map_err(|e| e.to_string())
+    });
+    match r {
+        Ok((p, _)) => Ok(p.clone()),
+        Err(e) => Err(Error::Backend(e.clone())),
+    }
+}
+
+/// Device memory, freed on drop (the owning worker thread has the context current).
+struct DevBuf {
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+impl DevBuf {
+    fn new(bytes: usize) -> Result<DevBuf> {
+        // SAFETY: plain allocation in the current context (bound by the worker at start).
+        let ptr = unsafe { result::malloc_sync(bytes.max(8)) }.map_err(be("cuMemAlloc"))?;
+        Ok(DevBuf { ptr, bytes })
+    }
+}
+
+impl Drop for DevBuf {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from cuMemAlloc in this context; every stream that used it was
+        // synchronized before the owner (a slot or the worker) is dropped.
+        let _ = unsafe { result::free_sync(self.ptr) };
+    }
+}
+
+/// Page-locked host memory, freed on drop.
+struct Pinned {
+    ptr: *mut u8,
+    bytes: usize,
+}
+
+impl Pinned {
+    fn new(bytes: usize, write_combined: bool) -> Result<Pinned> {
+        let flags = if write_combined {
+            sys::CU_MEMHOSTALLOC_WRITECOMBINED
+        } else {
+            0
+        };
+        // SAFETY: plain page-locked allocation; the memory is zeroed below before any read.
+        let ptr = unsafe { result::malloc_host(bytes.max(8), flags) }
+            .map_err(be("cuMemHostAlloc"))? as *mut u8;
+        // SAFETY: ptr points to at least `bytes` writable bytes.
+        unsafe { std::ptr::write_bytes(ptr, 0, bytes) };
+        Ok(Pinned { ptr, bytes })
+    }
+
+    fn slice_mut(&mut self, off: usize, len: usize) -> &mut [u8] {
+        assert!(off + len <= self.bytes);
+        // SAFETY: in bounds (asserted); &mut self gives exclusive access on the host side, and
+        // callers only write a slot's memory after that slot's previous copies completed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(off), len) }
+    }
+
+    fn slice(&self, off: usize, len: usize) -> &[u8] {
+        assert!(off + len <= self.bytes);
+        // SAFETY: in bounds; read only after the copy into it completed (event synchronized).
+        unsafe { std::slice::from_raw_parts(self.ptr.add(off), len) }
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from cuMemHostAlloc; its copies completed (slot synchronized).
+        let _ = unsafe { result::free_host(self.ptr as *mut std::ffi::c_void) };
+    }
+}
+
+/// What a slot is computing.
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    index: u64,
+    motion: bool,
+    features: bool,
+}
+
+struct Slot {
+    stream: Arc<CudaStream>,
+    bufs: Vec<(Buf, DevBuf)>,
+    /// Host staging: reference, distorted, previous reference (`plane_bytes` each).
+    staging: Pinned,
+    readback: Pinned,
+    uploaded: CudaEvent,
+    done: CudaEvent,
+    job: Option<InFlight>,
+    /// The slot whose reference this slot's current frame reads as its previous frame.
+    motion_from: Option<usize>,
+}
+
+impl Slot {
+    fn buf(&self, b: Buf) -> Option<&DevBuf> {
+        self.bufs.iter().find(|(k, _)| *k == b).map(|(_, d)| d)
+    }
+}
+
+/// Key of the per-geometry state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct GeomKey {
+    w: usize,
+    h: usize,
+    bpc: u8,
+    vif_egl: u64,
+    adm: [u64; 6],
+}
+
+impl GeomKey {
+    fn of(p: &OwnedPlane, v: &VifParams, a: &AdmParams) -> GeomKey {
+        GeomKey {
+            w: p.width,
+            h: p.height,
+            bpc: p.bpc,
+            vif_egl: v.enhn_gain_limit.to_bits(),
+            adm: [
+                a.enhn_gain_limit.to_bits(),
+                a.norm_view_dist.to_bits(),
+                a.ref_display_height as u64,
+                a.noise_weight.to_bits(),
+                a.dlm_weight.to_bits(),
+                a.min_val.to_bits(),
+            ],
+        }
+    }
+}
+
+enum Pending {
+    Slot(usize),
+    Failed(Error),
+}
+
+enum Msg {
+    Job(Box<FrameJob>),
+    Reset,
+}
+
+enum Out {
+    Result(Result<(u64, FrameAccum)>),
+    ResetDone,
+}
+
+struct Worker {
+    ctx: Arc<CudaContext>,
+    funcs: Vec<CudaFunction>,
+    log2: DevBuf,
+    div: DevBuf,
+    key: Option<GeomKey>,
+    plan: Option<Plan>,
+    finalize: Option<DevBuf>,
+    slots: Vec<Slot>,
+    next: usize,
+    queue: VecDeque<Pending>,
+    last_ref: Option<(Arc<OwnedPlane>, usize)>,
+}
+
+impl Worker {
+    fn new(device_id: u32) -> Result<Worker> {
+        let n = CudaContext::device_count().map_err(be("cuDeviceGetCount"))?;
+        if device_id as i64 >= n as i64 {
+            return Err(Error::Backend(format!(
+                "CUDA: device {device_id} requested, {n} present"
+            )));
+        }
+        let ctx = CudaContext::new(device_id as usize).map_err(be("cuCtxCreate"))?;
+        // Dependencies between streams are explicit (events below); cudarc's per-argument
+        // event tracking would only add work to every launch.
+        // SAFETY: called before any allocation or stream of this context exists.
+        unsafe { ctx.disable_event_tracking() };
+        ctx.bind_to_thread().map_err(be("bind context"))?;
+        let ptx = ptx_for(&ctx)?;
+        let module = ctx.load_module(ptx).map_err(be("cuModuleLoadData"))?;
+        let funcs = Kernel::ALL
+            .iter()
+            .map(|k| module.load_function(k.name()).map_err(be(k.name())))
+            .collect::<Result<Vec<_>>>()?;
+
+        let log2 = DevBuf::new(65537 * 2)?;
+        let div = DevBuf::new(65537 * 4)?;
+        let s = ctx.default_stream();
+        // SAFETY: the tables are 65537 elements, the buffers exactly that many bytes; the copy
+        // is synchronous with respect to the host slices (synchronized just below).
+        unsafe {
+            result::memcpy_htod_async(
+                log2.ptr,
+                &crate::features::vif::log2_table()[..],
+                s.cu_stream(),
+            )
+            .map_err(be("upload log2 table"))?;
+            result::memcpy_htod_async(
+                div.ptr,
+                &crate::features::adm::div_lookup()[..],
+                s.cu_stream(),
+            )
+            .map_err(be("upload division table"))?;
+        }
+        s.synchronize().map_err(be("synchronize"))?;
+        Ok(Worker {
+            ctx,
+            funcs,
+            log2,
+            div,
+            key: None,
+            plan: None,
+            finalize: None,
+            slots: Vec::new(),
+            next: 0,
+            queue: VecDeque::new(),
+            last_ref: None,
+        })
+    }
+
+    /// Allocate everything a geometry needs (after draining the previous one).
+    fn setup(&mut self, key: GeomKey, vif: &VifParams, adm: &AdmParams) -> Result<()> {
+        self.slots.clear();
+        self.finalize = None;
+        self.plan = None;
+        self.key = None;
+        let consts = AdmConstants::new(adm);
+        let plan = Plan::new(key.w, key.h, key.bpc, vif.enhn_gain_limit, &consts);
+        let fin_bytes: Vec<u8> = plan.finalize.iter().flat_map(|e| e.to_bytes()).collect();
+        let fin = DevBuf::new(fin_bytes.len())?;
+        let stream0 = self.ctx.default_stream();
+        // SAFETY: fin has exactly fin_bytes.len() bytes; synchronized before fin_bytes drops.
+        unsafe { result::memcpy_htod_async(fin.ptr, &fin_bytes[..], stream0.cu_stream()) }
+            .map_err(be("upload finalize table"))?;
+        stream0.synchronize().map_err(be("synchronize"))?;
+        let plane_bytes = plan.bytes(Buf::Ref);
+        for _ in 0..SLOTS {
+            let stream = self.ctx.new_stream().map_err(be("cuStreamCreate"))?;
+            let mut bufs = Vec::new();
+            for &(b, bytes) in &plan.bufs {
+                if matches!(b, Buf::Log2 | Buf::DivLookup | Buf::Finalize) {
+                    continue;
+                }
+                bufs.push((b, DevBuf::new(bytes)?));
+            }
+            self.slots.push(Slot {
+                stream,
+                bufs,
+                staging: Pinned::new(3 * plane_bytes, true)?,
+                readback: Pinned::new(slot::RESULTS * 8, false)?,
+                uploaded: self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
+                done: self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
+                job: None,
+                motion_from: None,
+            });
+        }
+        self.finalize = Some(fin);
+        self.plan = Some(plan);
+        self.key = Some(key);
+        self.next = 0;
+        self.last_ref = None;
+        Ok(())
+    }
+
+    fn resolve(&self, s: usize, b: Buf) -> Result<u64> {
+        let d = match b {
+            Buf::Log2 => Some(&self.log2),
+            Buf::DivLookup => Some(&self.div),
+            Buf::Finalize => self.finalize.as_ref(),
+            Buf::Prev => match self.slots[s].motion_from {
+                Some(k) => self.slots[k].buf(Buf::Ref),
+                None => self.slots[s].buf(Buf::Prev),
+            },
+            other => self.slots[s].buf(other),
+        };
+        d.map(|d| d.ptr)
+            .ok_or_else(|| Error::Backend(format!("CUDA: plan names a missing buffer {b:?}")))
+    }
+
+    /// Queue one launch of the plan on slot `s`'s stream.
+    fn launch(&self, s: usize, l: &plan::Launch) -> Result<()> {
+        plan::check_signature(l)?;
+        enum V {
+            P(u64),
+            Vif(kernels::VifArgs),
+            Adm(kernels::AdmArgs),
+            Mot(kernels::MotionArgs),
+        }
+        let mut vals = Vec::with_capacity(l.args.len());
+        for a in &l.args {
+            vals.push(match *a {
+                Arg::Ptr(b, off) => V::P(self.resolve(s, b)? + off as u64),
+                Arg::Null => V::P(0),
+                Arg::Vif(v) => V::Vif(v),
+                Arg::Adm(v) => V::Adm(v),
+                Arg::Motion(v) => V::Mot(v),
+            });
+        }
+        let stream = &self.slots[s].stream;
+        let mut b = stream.launch_builder(&self.funcs[l.kernel as usize]);
+        for v in &vals {
+            match v {
+                V::P(p) => b.arg(p),
+                V::Vif(x) => b.arg(x),
+                V::Adm(x) => b.arg(x),
+                V::Mot(x) => b.arg(x),
+            };
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (l.grid.0, l.grid.1, 1),
+            block_dim: (plan::BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the argument list matches the kernel's C signature (check_signature above,
+        // whose table mirrors kernels/*.cu; by-value structs have layout tests). Every pointer
+        // is a live allocation of this slot (or a shared table) of the size the plan gives it,
+        // and the kernels only index inside the sizes passed in their argument struct: images
+        // of w x h (mirrored/clamped indices), bands of bw x bh, row sums of bh rows per
+        // quantity, results at the plan's slot offsets (plan tests check the offsets).
+        unsafe { b.launch(cfg) }.map_err(be(l.kernel.name()))?;
+        Ok(())
+    }
+
+    fn submit(&mut self, job: &FrameJob) -> Result<Pending> {
+        let (r, d) = (&*job.reference, &*job.distorted);
+        let (w, h, bpc) = (r.width, r.height, r.bpc);
+        if (d.width, d.height, d.bpc) != (w, h, bpc)
+            || r.data.len() < w * h
+            || d.data.len() < w * h
+            || w < crate::features::MIN_WIDTH
+            || h < crate::features::MIN_HEIGHT
+            || !(8..=16).contains(&bpc)
+        {
+            return Err(Error::Geometry(format!(
+                "CUDA backend: frame pair {w}x{h}@{bpc} / {}x{}@{} ({} / {} samples)",
+                d.width,
+                d.height,
+                d.bpc,
+                r.data.len(),
+                d.data.len()
+            )));
+        }
+        if let Some(p) = &job.prev_ref {
+            if (p.width, p.height, p.bpc) != (w, h, bpc) || p.data.len() < w * h {
+                return Err(Error::Geometry(
+                    "CUDA backend: previous reference differs in geometry".into(),
+                ));
+            }
+        }
+        let key = GeomKey::of(r, &job.vif, &job.adm);
+        if self.key != Some(key) {
+            self.drain_for_setup()?;
+            self.setup(key, &job.vif, &job.adm)?;
+        }
+        let s = self.next;
+        self.next = (s + 1) % SLOTS;
+        if self.slots[s].job.is_some() {
+            return Err(Error::Backend(
+                "CUDA: slot reused before its result was read".into(),
+            ));
+        }
+        let motion_from = match (&job.prev_ref, &self.last_ref) {
+            (Some(p), Some((lr, ls))) if Arc::ptr_eq(p, lr) && *ls != s => Some(*ls),
+            _ => None,
+        };
+        let plan = self.plan.as_ref().expect("plan set up");
+        let n = w * h;
+        let plane_bytes = plan.bytes(Buf::Ref);
+
+        // Stage the planes (8-bit content as bytes).
+        {
+            let slot = &mut self.slots[s];
+            let mut put = |i: usize, p: &OwnedPlane| {
+                let dst = slot.staging.slice_mut(i * plane_bytes, plane_bytes);
+                if bpc == 8 {
+                    for (o, v) in dst.iter_mut().zip(&p.data[..n]) {
+                        *o = *v as u8;
+                    }
+                } else {
+                    for (o, v) in dst.chunks_exact_mut(2).zip(&p.data[..n]) {
+                        o.copy_from_slice(&v.to_le_bytes());
+                    }
+                }
+            };
+            put(0, r);
+            put(1, d);
+            if let (Some(p), None) = (&job.prev_ref, motion_from) {
+                put(2, p);
+            }
+        }
+
+        let slot = &self.slots[s];
+        let st = slot.stream.cu_stream();
+        // The next slot's frame may still be reading this slot's reference (motion): wait.
+        let nx = (s + 1) % SLOTS;
+        if self.slots[nx].motion_from == Some(s) {
+            slot.stream
+                .wait(&self.slots[nx].done)
+                .map_err(be("cuStreamWaitEvent"))?;
+        }
+        let acc = slot.buf(Buf::Acc).expect("Acc");
+        let dst = |b: Buf| slot.buf(b).expect("plane buffer").ptr;
+        // SAFETY: every copy stays inside its buffers (plane_bytes each, staging 3 * plane_bytes,
+        // acc.bytes); the staging memory is not written again before this slot's `done` event
+        // (results are read before a slot is reused), so it outlives the asynchronous copies.
+        unsafe {
+            result::memset_d8_async(acc.ptr, 0, acc.bytes, st).map_err(be("cuMemsetD8Async"))?;
+            let stg = &slot.staging;
+            result::memcpy_htod_async(dst(Buf::Ref), stg.slice(0, plane_bytes), st)
+                .map_err(be("upload reference"))?;
+            result::memcpy_htod_async(dst(Buf::Dis), stg.slice(plane_bytes, plane_bytes), st)
+                .map_err(be("upload distorted"))?;
+            if job.prev_ref.is_some() && motion_from.is_none() {
+                result::memcpy_htod_async(
+                    dst(Buf::Prev),
+                    stg.slice(2 * plane_bytes, plane_bytes),
+                    st,
+                )
+                .map_err(be("upload previous reference"))?;
+            }
+        }
+        slot.uploaded
+            .record(&slot.stream)
+            .map_err(be("cuEventRecord"))?;
+        if let Some(k) = motion_from {
+            slot.stream
+                .wait(&self.slots[k].uploaded)
+                .map_err(be("cuStreamWaitEvent"))?;
+        }
+        self.slots[s].motion_from = motion_from;
+        if job.prev_ref.is_some() {
+            self.launch(s, &plan.motion)?;
+        }
+        if job.features {
+            for l in &plan.launches {
+                self.launch(s, l)?;
+            }
+        }
+        let slot = &mut self.slots[s];
+        let acc_ptr = slot.buf(Buf::Acc).expect("Acc").ptr;
+        // SAFETY: readback holds RESULTS u64; acc holds at least that many; readback is read
+        // only after `done` completes.
+        unsafe {
+            let rb = slot.readback.slice_mut(0, slot::RESULTS * 8);
+            result::memcpy_dtoh_async(rb, acc_ptr, st).map_err(be("read back results"))?;
+        }
+        slot.done
+            .record(&slot.stream)
+            .map_err(be("cuEventRecord"))?;
+        slot.job = Some(InFlight {
+            index: job.index,
+            motion: job.prev_ref.is_some(),
+            features: job.features,
+        });
+        self.last_ref = Some((job.reference.clone(), s));
+        Ok(Pending::Slot(s))
+    }
+
+    /// Block until every frame in flight is done (their results stay queued).
+    fn drain_for_setup(&mut self) -> Result<()> {
+        for s in &self.slots {
+            s.stream.synchronize().map_err(be("cuStreamSynchronize"))?;
+        }
+        Ok(())
+    }
+
+    fn result_of(&mut self, s: usize) -> Result<(u64, FrameAccum)> {
+        self.slots[s]
+            .done
+            .synchronize()
+            .map_err(be("cuEventSynchronize"))?;
+        let job = self.slots[s]
+            .job
+            .take()
+            .ok_or_else(|| Error::Backend("CUDA: result of an empty slot".into()))?;
+        let raw = self.slots[s].readback.slice(0, slot::RESULTS * 8);
+        let words: Vec<u64> = raw
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        let acc = plan::accum_from_words(&words, job.features, job.motion);
+        Ok((job.index, acc))
+    }
+
+    /// Is the oldest pending result ready without blocking?
+    fn front_ready(&self) -> bool {
+        match self.queue.front() {
+            Some(Pending::Failed(_)) => true,
+            Some(Pending::Slot(s)) => self.slots[*s].done.is_complete(),
+            None => false,
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<Result<(u64, FrameAccum)>> {
+        match self.queue.pop_front()? {
+            Pending::Failed(e) => Some(Err(e)),
+            Pending::Slot(s) => Some(self.result_of(s)),
+        }
+    }
+
+    fn run(mut self, rx: Receiver<Msg>, out: Sender<Out>) {
+        loop {
+            let msg = if self.queue.is_empty() {
+                match rx.recv() {
+                    Ok(m) => Some(m),
+                    Err(_) => break,
+                }
+            } else {
+                match rx.try_recv() {
+                    Ok(m) => Some(m),
+                    Err(TryRecvError::Empty) => None,
+                    Err(TryRecvError::Disconnected) => break,
+                }
+            };
+            match msg {
+                Some(Msg::Job(job)) => {
+                    // Results that must be delivered before this job: all of them when the
+                    // geometry changes (the slots are rebuilt), else up to the one of the slot
+                    // about to be reused. The queue is in submission order.
+                    let geom_change =
+                        self.key != Some(GeomKey::of(&job.reference, &job.vif, &job.adm));
+                    loop {
+                        let busy = self.slots.get(self.next).is_some_and(|sl| sl.job.is_some());
+                        if !(busy || geom_change && !self.queue.is_empty()) {
+                            break;
+                        }
+                        let Some(r) = self.pop_front() else { break };
+                        if out.send(Out::Result(r)).is_err() {
+                            return;
+                        }
+                    }
+                    let p = match self.submit(&job) {
+                        Ok(p) => p,
+                        Err(e) => Pending::Failed(e),
+                    };
+                    self.queue.push_back(p);
+                    while self.front_ready() {
+                        let r = self.pop_front().expect("ready");
+                        if out.send(Out::Result(r)).is_err() {
+                            return;
+                        }
+                    }
+                }
+                Some(Msg::Reset) => {
+                    for s in &self.slots {
+                        let _ = s.stream.synchronize();
+                    }
+                    while let Some(p) = self.queue.pop_front() {
+                        if let Pending::Slot(s) = p {
+                            self.slots[s].job = None;
+                        }
+                    }
+                    for s in &mut self.slots {
+                        s.motion_from = None;
+                    }
+                    self.last_ref = None;
+                    if out.send(Out::ResetDone).is_err() {
+                        return;
+                    }
+                }
+                None => {
+                    let r = self.pop_front().expect("queue not empty");
+                    if out.send(Out::Result(r)).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+        // Let every stream finish before the buffers are freed.
+        for s in &self.slots {
+            let _ = s.stream.synchronize();
+        }
+    }
+}
+
+/// The CUDA backend. See the module documentation.
+pub struct CudaBackend {
+    tx: Option<Sender<Msg>>,
+    rx: Receiver<Out>,
+    worker: Option<JoinHandle<()>>,
+    in_flight: usize,
+    device_name: String,
+}
+
+impl CudaBackend {
+    /// Open CUDA device `device_id`: probe the libraries, create the context, compile (once per
+    /// process) and load the kernels, upload the tables.
+    pub fn new(device_id: u32) -> Result<CudaBackend> {
+        if let Some(why) = unavailable_reason() {
+            return Err(Error::Backend(format!("CUDA unavailable: {why}")));
+        }
+        let (tx, rx_worker) = mpsc::channel::<Msg>();
+        let (out_tx, rx) = mpsc::channel::<Out>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<String>>();
+        let worker = std::thread::Builder::new()
+            .name("vmafgpu-cuda".into())
+            .spawn(move || match Worker::new(device_id) {
+                Ok(w) => {
+                    let name = w.ctx.name().unwrap_or_else(|_| "CUDA device".into());
+                    if ready_tx.send(Ok(name)).is_ok() {
+                        w.run(rx_worker, out_tx);
+                    }
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+            })
+            .map_err(|e| Error::Backend(format!("CUDA: cannot start worker thread: {e}")))?;
+        let device_name = match ready_rx.recv() {
+            Ok(Ok(name)) => name,
+            Ok(Err(e)) => {
+                let _ = worker.join();
+                return Err(e);
+            }
+            Err(_) => {
+                let _ = worker.join();
+                return Err(Error::Backend("CUDA: worker thread failed to start".into()));
+            }
+        };
+        Ok(CudaBackend {
+            tx: Some(tx),
+            rx,
+            worker: Some(worker),
+            in_flight: 0,
+            device_name,
+        })
+    }
+
+    /// The device's name (e.g. "NVIDIA H200").
+    pub fn device_name(&self) -> &str {
+        &self.device_name
+    }
+
+    fn send(&self, m: Msg) -> Result<()> {
+        self.tx
+            .as_ref()
+            .and_then(|t| t.send(m).ok())
+            .ok_or_else(|| Error::Backend("CUDA: worker thread has stopped".into()))
+    }
+}
+
+impl Backend for CudaBackend {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn submit(&mut self, job: FrameJob) -> Result<()> {
+        self.send(Msg::Job(Box::new(job)))?;
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    fn receive(&mut self, wait: bool) -> Result<Option<(u64, FrameAccum)>> {
+        if self.in_flight == 0 {
+            return Ok(None);
+        }
+        let got = if wait {
+            match self.rx.recv() {
+                Ok(o) => o,
+                Err(_) => return Err(Error::Backend("CUDA: worker thread has stopped".into())),
+            }
+        } else {
+            match self.rx.try_recv() {
+                Ok(o) => o,
+                Err(TryRecvError::Empty) => return Ok(None),
+                Err(TryRecvError::Disconnected) => {
+                    return Err(Error::Backend("CUDA: worker thread has stopped".into()));
+                }
+            }
+        };
+        match got {
+            Out::Result(r) => {
+                self.in_flight -= 1;
+                r.map(Some)
+            }
+            Out::ResetDone => Err(Error::Backend(
+                "CUDA: unexpected reset acknowledgement".into(),
+            )),
+        }
+    }
+
+    fn reset(&mut self) {
+        if self.send(Msg::Reset).is_err() {
+            self.in_flight = 0;
+            return;
+        }
+        while let Ok(o) = self.rx.recv() {
+            if let Out::ResetDone = o {
+                break;
+            }
+        }
+        self.in_flight = 0;
+    }
+
+    fn max_in_flight(&self) -> usize {
+        SLOTS + 1
+    }
+}
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
