@@ -358,3 +358,41 @@ fn write_companion_inputs() {
     }
     std::fs::write(dir.join("companion_cases.txt"), manifest).unwrap();
 }
+
+/// Time of each metric on one 1920x1080 8-bit 4:2:0 frame (random content, best of 3):
+/// `cargo test --release --test companion_oracle -- --ignored time_one_1080p_frame --nocapture`.
+#[test]
+#[ignore]
+fn time_one_1080p_frame() {
+    let s = Spec {
+        width: 1920,
+        height: 1080,
+        bpc: 8,
+        format: ChromaFormat::Yuv420,
+        kind: Kind::Random,
+        seed: 1,
+        frames: 1,
+    };
+    let (rf, df) = s.frame(0);
+    let r: Vec<Plane<'_>> = rf.planes.iter().map(|p| p.view()).collect();
+    let d: Vec<Plane<'_>> = df.planes.iter().map(|p| p.view()).collect();
+    let time = |name: &str, f: &dyn Fn() -> f64| {
+        let mut best = f64::INFINITY;
+        let mut v = 0.0;
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            v = f();
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        eprintln!("{name:>14}: {:8.2} ms  ({v})", best * 1e3);
+    };
+    time("psnr (3 planes)", &|| psnr::psnr(&r, &d).unwrap().y);
+    time("float_ssim", &|| ssim::ssim(r[0], d[0]).unwrap().ssim);
+    time("float_ms_ssim", &|| {
+        ms_ssim::ms_ssim(r[0], d[0]).unwrap().ms_ssim
+    });
+    time("ciede2000", &|| ciede::ciede(&r, &d).unwrap());
+    time("psnr_hvs (3)", &|| {
+        psnr_hvs::psnr_hvs(&r, &d).unwrap().psnr_hvs
+    });
+}

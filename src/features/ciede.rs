@@ -251,7 +251,13 @@ pub fn ciede(r: &[Plane<'_>], d: &[Plane<'_>]) -> Result<f64> {
         let (du, dv) = (d[1].row(cy), d[2].row(cy));
         for x in 0..w {
             let c = (x / fx).min(cw - 1);
-            sum += f64::from(delta_e([ry[x], ru[c], rv[c]], [dy[x], du[c], dv[c]], bpc));
+            let (a, b) = ([ry[x], ru[c], rv[c]], [dy[x], du[c], dv[c]]);
+            // Identical samples give dE00 = +0 exactly (every difference term is 0, each
+            // divisor is at least 1, and the Lab values are finite), and `sum + 0.0 == sum`,
+            // so skipping them changes nothing.
+            if a != b {
+                sum += f64::from(delta_e(a, b, bpc));
+            }
         }
     }
     // `ref_pic->w[0] * ref_pic->h[0]`: unsigned int product, converted to double.

@@ -123,10 +123,57 @@ pub(crate) fn decimate(
 ) -> (Vec<f32>, usize, usize) {
     let sw = w / factor + (w & 1);
     let sh = h / factor + (h & 1);
-    let mut out = Vec::with_capacity(sw * sh);
+    let c = k / 2;
+    // Outputs whose whole window lies inside the image: `x * factor - c >= 0` and
+    // `x * factor - c + k <= w`. There the taps are read directly, several outputs at a time;
+    // each output still adds its taps in the C order (rows v, then columns u), and a mirrored
+    // read of an in-range coordinate is the coordinate itself, so the result is the same.
+    let inner = |n: usize, s: usize| {
+        let lo = c.div_ceil(factor);
+        let hi = if n + c >= k {
+            ((n + c - k) / factor + 1).min(s)
+        } else {
+            0
+        };
+        (lo, hi.max(lo))
+    };
+    let (x0, x1) = inner(w, sw);
+    let (y0, y1) = inner(h, sh);
+    let mut out = vec![0f32; sw * sh];
+    let mut acc = vec![0f64; sw];
+    let mut phases: Vec<Vec<f32>> = vec![Vec::with_capacity(w / factor + 1); factor];
     for y in 0..sh {
-        for x in 0..sw {
-            out.push(filter_pixel(img, w, h, x * factor, y * factor, kernel, k));
+        let o = &mut out[y * sw..(y + 1) * sw];
+        if y < y0 || y >= y1 || x0 == x1 {
+            for (x, v) in o.iter_mut().enumerate() {
+                *v = filter_pixel(img, w, h, x * factor, y * factor, kernel, k);
+            }
+            continue;
+        }
+        acc[x0..x1].fill(0.0);
+        for v in 0..k {
+            let row = &img[(y * factor + v - c) * w..(y * factor + v - c + 1) * w];
+            // The row split into its `factor` phases, so that each tap reads contiguously:
+            // row[x * factor + off] == phases[off mod factor][x + off div factor].
+            for (p, ph) in phases.iter_mut().enumerate() {
+                ph.clear();
+                ph.extend(row.iter().skip(p).step_by(factor));
+            }
+            for u in 0..k {
+                let kv = kernel[v * k + u];
+                let off = u as isize - c as isize;
+                let ph = &phases[off.rem_euclid(factor as isize) as usize];
+                let base = (x0 as isize + off.div_euclid(factor as isize)) as usize;
+                for (a, &p) in acc[x0..x1].iter_mut().zip(&ph[base..base + (x1 - x0)]) {
+                    *a += f64::from(p * kv);
+                }
+            }
+        }
+        for x in (0..x0).chain(x1..sw) {
+            o[x] = filter_pixel(img, w, h, x * factor, y * factor, kernel, k);
+        }
+        for (v, &a) in o[x0..x1].iter_mut().zip(&acc[x0..x1]) {
+            *v = a as f32;
         }
     }
     (out, sw, sh)
@@ -162,24 +209,26 @@ fn convolve(img: &[f32], w: usize, h: usize) -> (Vec<f32>, usize, usize) {
     let n = GAUSSIAN_LEN;
     let dw = w - n + 1;
     let dh = h - n + 1;
-    // Horizontal pass, every row, kept compact (dw per row).
+    // Horizontal pass, every row, kept compact (dw per row). Each output's taps are added in order
+    // u = 0..n (as in the C loop); the loop runs over outputs innermost so that it vectorises.
     let mut cache = vec![0f32; dw * h];
+    let mut acc = vec![0f64; dw];
     for y in 0..h {
         let src = &img[y * w..(y + 1) * w];
-        let dst = &mut cache[y * dw..(y + 1) * dw];
-        for (x, o) in dst.iter_mut().enumerate() {
-            let mut sum = 0.0f64;
-            for (&p, &kv) in src[x..x + n].iter().zip(k) {
-                sum += f64::from(p * kv);
+        acc.fill(0.0);
+        for (u, &kv) in k.iter().enumerate() {
+            for (a, &p) in acc.iter_mut().zip(&src[u..u + dw]) {
+                *a += f64::from(p * kv);
             }
-            *o = sum as f32;
+        }
+        for (o, &a) in cache[y * dw..(y + 1) * dw].iter_mut().zip(&acc) {
+            *o = a as f32;
         }
     }
     // Vertical pass: for each output the taps are added in order v = 0..n, as in the C loop.
     let mut out = vec![0f32; dw * dh];
-    let mut acc = vec![0f64; dw];
     for y in 0..dh {
-        acc.iter_mut().for_each(|a| *a = 0.0);
+        acc.fill(0.0);
         for (v, &kv) in k.iter().enumerate() {
             let src = &cache[(y + v) * dw..(y + v + 1) * dw];
             for (a, &p) in acc.iter_mut().zip(src) {
