@@ -117,6 +117,10 @@ pub fn psnr_from_sse(sse: u64, width: usize, height: usize, bpc: u8) -> f64 {
 /// PSNR of a picture pair: `r` and `d` hold the luma plane and, optionally, the two chroma planes
 /// (1 or 3 planes; a `&[Plane; 3]` coerces). Chroma planes may be subsampled (any size); each
 /// plane is scored at its own size.
+///
+/// Odd sizes: libvmaf's pictures have chroma planes of `w >> 1` (and `h >> 1` for 4:2:0), rounded
+/// down, so to reproduce its `psnr_cb`/`psnr_cr` pass chroma views cropped to those sizes (same
+/// data and stride, smaller `width`/`height`). The same holds for [`super::psnr_hvs`].
 pub fn psnr(r: &[Plane<'_>], d: &[Plane<'_>]) -> Result<PsnrScores> {
     if r.len() != d.len() || !(r.len() == 1 || r.len() == 3) {
         return Err(Error::Mismatch(format!(
@@ -188,12 +192,21 @@ mod tests {
     }
 
     #[test]
-    fn sse_bound_at_16k_16bit() {
-        // The documented bound: the largest possible 16-bit SSE at 15360x8640 fits in u64,
-        // and the largest 8-bit row at 15360 fits in u32.
-        let max16 = 65535u64 * 65535;
-        assert!(15360u64 * 8640 * max16 < u64::MAX / 16);
-        assert!(15360u64 * 255 * 255 < u64::from(u32::MAX));
+    fn sse_bound_at_16k_width() {
+        // Max-difference rows 15360 wide: the 8-bit per-row u32 sum (libvmaf's `sse_inner`)
+        // must not wrap, and the 16-bit total must be exact.
+        for bpc in [8u8, 16] {
+            let peak = ((1u32 << bpc) - 1) as u16;
+            let (w, h) = (15360, 3);
+            let a = vec![0u16; w * h];
+            let b = vec![peak; w * h];
+            let want = u128::from(peak) * u128::from(peak) * (w * h) as u128;
+            let got = sse(plane(&a, w, h, bpc), plane(&b, w, h, bpc));
+            assert_eq!(u128::from(got), want, "bpc {bpc}");
+        }
+        // The documented 16K 16-bit worst case fits in u64.
+        let worst = 65535u64 * 65535;
+        assert!(worst.checked_mul(15360 * 8640).is_some());
     }
 
     #[test]
