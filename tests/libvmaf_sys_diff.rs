@@ -14,6 +14,7 @@ mod synth;
 use std::ffi::CString;
 
 use common::Mismatches;
+use gstvmafgpu::features::adm::{self, AdmParams};
 use gstvmafgpu::features::vif::{self, VifParams};
 use gstvmafgpu::picture::{ChromaFormat, Plane};
 use libvmaf_sys as sys;
@@ -119,7 +120,7 @@ impl Drop for Libvmaf231 {
     }
 }
 
-/// The clips: a few fixed sizes that matter (the 33x33 minimum, widths where libvmaf's SIMD
+/// The clips (2 frames each): a few fixed sizes that matter (the 33x33 minimum, widths where libvmaf's SIMD
 /// disagrees with its C code, sizes just above multiples of the SIMD widths), then random sizes,
 /// depths, kinds and strides from a fixed seed.
 fn cases() -> Vec<(Spec, usize)> {
@@ -143,9 +144,11 @@ fn cases() -> Vec<(Spec, usize)> {
         let pad = [0, 1, 7, 32][i % 4];
         v.push((spec(w, h, bpc, kind, 1000 + i as u64), pad));
     }
-    for i in 0..40 {
-        let w = 33 + rng.below(268) as usize;
-        let h = 33 + rng.below(200) as usize;
+    for i in 0..46 {
+        // 40 small to mid sizes, then 6 up to 1000x600.
+        let (wr, hr) = if i < 40 { (268, 200) } else { (968, 568) };
+        let w = 33 + rng.below(wr) as usize;
+        let h = 33 + rng.below(hr) as usize;
         let bpc = 8 + rng.below(9) as u8;
         let kind = Kind::ALL[rng.below(Kind::ALL.len() as u64) as usize];
         let pad = if i % 3 == 0 {
@@ -210,6 +213,57 @@ fn vif_matches_libvmaf_231() {
                             spec.name()
                         )
                     },
+                    g,
+                    want,
+                );
+                checked += 1;
+            }
+        }
+    }
+    mm.finish(checked);
+}
+
+/// integer_adm2 and integer_adm_scale0..3 against libvmaf 2.3.1's C code (equal to 3.2.0's on
+/// every frame of at least 33x33: checked on all of tests/data/oracle's clips).
+#[test]
+fn adm_matches_libvmaf_231() {
+    let p = AdmParams::default();
+    let mut mm = Mismatches::default();
+    let mut checked = 0;
+    for (spec, pad) in cases() {
+        let mut lv = Libvmaf231::new(&["adm"]);
+        let mut ours = Vec::new();
+        for t in 0..spec.frames {
+            let (r, d) = spec.frame(t);
+            let (rl, dl) = (r.luma(), d.luma());
+            lv.read(&rl, &dl);
+            let (rb, stride) = synth::with_stride(&rl, pad);
+            let (db, _) = synth::with_stride(&dl, pad);
+            let rp = Plane {
+                data: &rb,
+                stride,
+                ..rl
+            };
+            let dp = Plane {
+                data: &db,
+                stride,
+                ..dl
+            };
+            ours.push(adm::compute(rp, dp, &p).scores(&p, spec.width, spec.height));
+        }
+        lv.flush();
+        for (t, got) in ours.iter().enumerate() {
+            let pairs = [
+                ("VMAF_integer_feature_adm2_score", got.adm2),
+                ("integer_adm_scale0", got.scale[0]),
+                ("integer_adm_scale1", got.scale[1]),
+                ("integer_adm_scale2", got.scale[2]),
+                ("integer_adm_scale3", got.scale[3]),
+            ];
+            for (name, g) in pairs {
+                let want = lv.score(name, t as u32);
+                mm.check(
+                    || format!("{} stride+{pad} frame {t} {name}", spec.name()),
                     g,
                     want,
                 );
