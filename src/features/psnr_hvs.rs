@@ -196,7 +196,7 @@ fn fdct8x8<T: DctInt>(b: &mut [T; 64]) {
 }
 
 /// The masking table: `(csf * 0.3885746225901003)^2`, computed in double, stored as float.
-fn mask_table(csf: &[[f32; 8]; 8]) -> [[f32; 8]; 8] {
+pub fn mask_table(csf: &[[f32; 8]; 8]) -> [[f32; 8]; 8] {
     let mut m = [[0f32; 8]; 8];
     for x in 0..8 {
         for y in 0..8 {
@@ -297,7 +297,7 @@ pub fn block_terms(
 
 /// `calc_psnrhvs` of one plane: the linear score (mean masked squared error, normalised by the
 /// peak squared). The plane must be at least 8x8 and at most 12 bits (checked by the caller).
-pub fn plane_score(r: &Plane<'_>, d: &Plane<'_>, plane: usize) -> f64 {
+pub(crate) fn plane_score(r: &Plane<'_>, d: &Plane<'_>, plane: usize) -> f64 {
     let csf = csf(plane);
     let mask = mask_table(csf);
     let (w, h) = (r.width, r.height);
