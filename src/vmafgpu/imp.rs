@@ -177,7 +177,6 @@ struct State {
     warned_unmatched_ref: bool,
     warned_unmatched_dist: bool,
     warned_untimed: bool,
-    checked_conf_interval: bool,
     total: Span,
     window: Span,
     report_frames: Vec<ReportFrame>,
@@ -474,7 +473,7 @@ impl ElementImpl for VmafGpu {
 
 /// Whether `name` is a libvmaf built-in model this engine embeds.
 fn is_builtin_model(name: &str) -> bool {
-    engine::BUILTIN_MODELS.contains(&name)
+    crate::model::BUILTIN_MODELS.contains(&name)
 }
 
 fn frame_duration(info: Option<&gst_video::VideoInfo>) -> Option<gst::ClockTime> {
@@ -502,7 +501,11 @@ impl VmafGpu {
     }
 
     /// Running time and duration of a head buffer.
-    fn head(pad: &gst_base::AggregatorPad, buf: &gst::Buffer, info: Option<&gst_video::VideoInfo>) -> Head {
+    fn head(
+        pad: &gst_base::AggregatorPad,
+        buf: &gst::Buffer,
+        info: Option<&gst_video::VideoInfo>,
+    ) -> Head {
         let running_time = buf.pts().and_then(|pts| {
             pad.segment()
                 .downcast_ref::<gst::ClockTime>()
@@ -538,7 +541,7 @@ impl VmafGpu {
                 (
                     "model-filename '{}' is neither a built-in model ({}) nor a readable file",
                     s.model_filename,
-                    engine::BUILTIN_MODELS.join(", ")
+                    crate::model::BUILTIN_MODELS.join(", ")
                 )
             ));
         };
@@ -559,37 +562,34 @@ impl VmafGpu {
             let index = state.segment_base + fs.index;
             while state.pending.front().is_some_and(|m| m.index < index) {
                 let skipped = state.pending.pop_front().expect("front exists");
-                gst::trace!(CAT, imp = self, "frame {} not scored (subsample)", skipped.index);
+                gst::trace!(
+                    CAT,
+                    imp = self,
+                    "frame {} not scored (subsample)",
+                    skipped.index
+                );
             }
             let meta = match state.pending.front() {
                 Some(m) if m.index == index => state.pending.pop_front().expect("front exists"),
                 _ => {
                     gst::warning!(CAT, imp = self, "no timing recorded for frame {index}");
-                    FrameMeta { index, timing: Timing::default() }
+                    FrameMeta {
+                        index,
+                        timing: Timing::default(),
+                    }
                 }
             };
-            if state.settings.conf_interval && !state.checked_conf_interval {
-                state.checked_conf_interval = true;
-                if !fs.metrics.iter().any(|(n, _)| n == "vmaf_ci_p95_lo") {
-                    out.warnings.push(format!(
-                        "conf-interval=true but model '{}' is not a bootstrap model collection \
-                         (use e.g. model-filename=vmaf_b_v0.6.3): no confidence interval",
-                        state.model_name
-                    ));
-                }
-            }
-            let score = fs
-                .metrics
-                .iter()
-                .find(|(n, _)| n == "vmaf")
-                .map_or(f64::NAN, |(_, v)| *v);
+            let score = fs.vmaf();
             gst::debug!(CAT, imp = self, "frame {index} final: vmaf {score}");
             state.total.add(meta, &fs.metrics);
             if state.settings.window > 0 {
                 state.window.add(meta, &fs.metrics);
             }
             if state.settings.results_filename.is_some() {
-                state.report_frames.push(ReportFrame { index, metrics: fs.metrics.clone() });
+                state.report_frames.push(ReportFrame {
+                    index,
+                    metrics: fs.metrics.clone(),
+                });
             }
             if state.settings.frame_message {
                 out.messages.push(
@@ -602,10 +602,17 @@ impl VmafGpu {
                     .into(),
                 );
             }
-            if state.settings.window > 0 && state.window.pool.frames() >= state.settings.window as u64 {
+            if state.settings.window > 0
+                && state.window.pool.frames() >= state.settings.window as u64
+            {
                 let w = std::mem::take(&mut state.window);
                 let first = w.first.map_or(index, |m| m.index);
-                gst::debug!(CAT, imp = self, "window of {} frames from frame {first}", w.pool.frames());
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "window of {} frames from frame {first}",
+                    w.pool.frames()
+                );
                 out.messages.push(
                     WindowMessage {
                         index: first,
@@ -682,7 +689,14 @@ impl VmafGpu {
     }
 
     /// Count an unmatched frame (state locked); warn once per pad.
-    fn unmatched(&self, state: &mut State, is_ref: bool, why: Unpaired, rt: Option<gst::ClockTime>, out: &mut Output) {
+    fn unmatched(
+        &self,
+        state: &mut State,
+        is_ref: bool,
+        why: Unpaired,
+        rt: Option<gst::ClockTime>,
+        out: &mut Output,
+    ) {
         let (count, warned) = if is_ref {
             (&mut state.unmatched_ref, &mut state.warned_unmatched_ref)
         } else {
@@ -690,7 +704,9 @@ impl VmafGpu {
         };
         *count += 1;
         let what = match why {
-            Unpaired::Passed => "the other pad is already past it (frame dropped on the other side?)",
+            Unpaired::Passed => {
+                "the other pad is already past it (frame dropped on the other side?)"
+            }
             Unpaired::PartnerEos => "the other pad is at EOS",
             Unpaired::Timeout => "its partner did not arrive before the deadline",
         };
@@ -780,7 +796,12 @@ impl VmafGpu {
             state.next_index += 1;
             state.pending.push_back(FrameMeta { index, timing });
             state.started.get_or_insert_with(Instant::now);
-            gst::debug!(CAT, imp = self, "pair {index}: running time {}", timing.running_time.display());
+            gst::debug!(
+                CAT,
+                imp = self,
+                "pair {index}: running time {}",
+                timing.running_time.display()
+            );
         }
 
         let pushed = {
@@ -799,7 +820,11 @@ impl VmafGpu {
                 self,
                 gst::StreamError::Format,
                 ("Cannot score this frame pair: {e}"),
-                ["ref_sink {}, dist_sink {}", ref_info.format().to_str(), dist_info.format().to_str()]
+                [
+                    "ref_sink {}, dist_sink {}",
+                    ref_info.format().to_str(),
+                    dist_info.format().to_str()
+                ]
             );
             gst::FlowError::Error
         })?;
@@ -850,7 +875,9 @@ impl VmafGpu {
         out.messages.push(pooled.into());
         if let Some(path) = state.settings.results_filename.clone() {
             let fps = match (state.started, state.scored_frames_time) {
-                (Some(a), Some(b)) if b > a => state.total.pool.frames() as f64 / (b - a).as_secs_f64(),
+                (Some(a), Some(b)) if b > a => {
+                    state.total.pool.frames() as f64 / (b - a).as_secs_f64()
+                }
                 _ => f64::NAN,
             };
             let pooled_stats = state.total.pool.stats();
@@ -867,7 +894,9 @@ impl VmafGpu {
             drop(guard);
             match report::write_atomically(Path::new(&path), &text) {
                 Ok(()) => gst::info!(CAT, imp = self, "wrote report {path}"),
-                Err(e) => out.warnings.push(format!("could not write results-filename '{path}': {e}")),
+                Err(e) => out
+                    .warnings
+                    .push(format!("could not write results-filename '{path}': {e}")),
             }
         }
         Ok(())
@@ -886,9 +915,23 @@ impl AggregatorImpl for VmafGpu {
                 ("Cannot load VMAF model '{}': {e}", settings.model_filename)
             )
         })?;
+        if settings.conf_interval && !scorer.model().is_collection() {
+            return Err(gst::error_msg!(
+                gst::LibraryError::Settings,
+                (
+                    "conf-interval=true needs a bootstrap model collection, and model '{}' is not one \
+                     (use e.g. model-filename=vmaf_b_v0.6.3)",
+                    settings.model_filename
+                )
+            ));
+        }
         let backend_name = scorer.backend_name().to_string();
         let model_name = scorer.model_name().to_string();
-        gst::info!(CAT, imp = self, "scoring with model {model_name} on backend {backend_name}");
+        gst::info!(
+            CAT,
+            imp = self,
+            "scoring with model {model_name} on backend {backend_name}"
+        );
         *self.state.lock().unwrap() = Some(State {
             settings,
             scorer: Some(scorer),
@@ -905,7 +948,6 @@ impl AggregatorImpl for VmafGpu {
             warned_unmatched_ref: false,
             warned_unmatched_dist: false,
             warned_untimed: false,
-            checked_conf_interval: false,
             total: Span::default(),
             window: Span::default(),
             report_frames: Vec::new(),
@@ -925,7 +967,11 @@ impl AggregatorImpl for VmafGpu {
     }
 
     fn flush(&self) -> Result<gst::FlowSuccess, gst::FlowError> {
-        gst::debug!(CAT, imp = self, "flush: scoring the pending frames, then resetting pairing and motion");
+        gst::debug!(
+            CAT,
+            imp = self,
+            "flush: scoring the pending frames, then resetting pairing and motion"
+        );
         let mut out = Output::default();
         let ended = self
             .state
@@ -979,7 +1025,11 @@ impl AggregatorImpl for VmafGpu {
                 .as_ref()
                 .map(|b| Self::head(&self.dist_pad, b, state.dist_caps.as_ref().map(|c| &c.1)));
             let d = pairing::decide(state.settings.sync, rh, dh, ref_eos, dist_eos, timeout);
-            gst::trace!(CAT, imp = self, "ref {rh:?} (eos {ref_eos}), dist {dh:?} (eos {dist_eos}): {d:?}");
+            gst::trace!(
+                CAT,
+                imp = self,
+                "ref {rh:?} (eos {ref_eos}), dist {dh:?} (eos {dist_eos}): {d:?}"
+            );
             match d {
                 Decision::DropRef(why) => {
                     self.unmatched(state, true, why, rh.and_then(|h| h.running_time), &mut out)
@@ -1073,7 +1123,11 @@ impl AggregatorImpl for VmafGpu {
                     let Some(state) = guard.as_mut() else {
                         return false;
                     };
-                    let slot = if is_ref { &mut state.ref_caps } else { &mut state.dist_caps };
+                    let slot = if is_ref {
+                        &mut state.ref_caps
+                    } else {
+                        &mut state.dist_caps
+                    };
                     *slot = Some((caps.clone(), info));
                 }
                 if !is_ref {
@@ -1116,7 +1170,11 @@ impl AggregatorImpl for VmafGpu {
                 let other = {
                     let guard = self.state.lock().unwrap();
                     guard.as_ref().and_then(|s| {
-                        if is_ref { s.dist_caps.clone() } else { s.ref_caps.clone() }
+                        if is_ref {
+                            s.dist_caps.clone()
+                        } else {
+                            s.ref_caps.clone()
+                        }
                     })
                 };
                 if let Some((_, info)) = other {
@@ -1141,7 +1199,10 @@ impl AggregatorImpl for VmafGpu {
                 q.set_result(ok);
                 true
             }
-            QueryViewMut::Allocation(_) | QueryViewMut::Position(_) | QueryViewMut::Duration(_) | QueryViewMut::Uri(_)
+            QueryViewMut::Allocation(_)
+            | QueryViewMut::Position(_)
+            | QueryViewMut::Duration(_)
+            | QueryViewMut::Uri(_)
                 if !is_ref =>
             {
                 self.obj().src_pad().peer_query(query)

@@ -31,7 +31,10 @@ pub const FORMATS: &[VideoFormat] = &[
 enum Layout {
     Gray,
     /// Separate planes: the plane index of U and of V (YV12 stores V first).
-    Planar { u: u32, v: u32 },
+    Planar {
+        u: u32,
+        v: u32,
+    },
     /// One plane of U,V pairs.
     Interleaved,
 }
@@ -91,13 +94,22 @@ pub struct MappedFrame<'a> {
 }
 
 /// Copy `rows` rows of `samples` little-endian 16-bit samples, each shifted right by `shift`.
-fn shift_plane(data: &[u8], stride: usize, samples: usize, rows: usize, shift: u8) -> (Vec<u8>, usize) {
+fn shift_plane(
+    data: &[u8],
+    stride: usize,
+    samples: usize,
+    rows: usize,
+    shift: u8,
+) -> (Vec<u8>, usize) {
     let out_stride = samples * 2;
     let mut out = Vec::with_capacity(out_stride * rows);
     for y in 0..rows {
         let start = y * stride;
         let row = data.get(start..start + out_stride).unwrap_or(&[]);
-        out.extend(row.chunks_exact(2).flat_map(|c| (u16::from_le_bytes([c[0], c[1]]) >> shift).to_le_bytes()));
+        out.extend(
+            row.chunks_exact(2)
+                .flat_map(|c| (u16::from_le_bytes([c[0], c[1]]) >> shift).to_le_bytes()),
+        );
     }
     (out, out_stride)
 }
@@ -107,8 +119,15 @@ impl<'a> MappedFrame<'a> {
     pub fn map(buffer: &'a gst::BufferRef, info: &gst_video::VideoInfo) -> Result<Self, String> {
         let format = InputFormat::of(info.format())
             .ok_or_else(|| format!("unsupported format {}", info.format().to_str()))?;
-        let frame = gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, info)
-            .map_err(|e| format!("cannot map a {}x{} {} frame: {e}", info.width(), info.height(), info.format().to_str()))?;
+        let frame =
+            gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, info).map_err(|e| {
+                format!(
+                    "cannot map a {}x{} {} frame: {e}",
+                    info.width(),
+                    info.height(),
+                    info.format().to_str()
+                )
+            })?;
         let shifted = if format.shift > 0 {
             let (w, h) = (info.width() as usize, info.height() as usize);
             let (cw, ch) = format.chroma.chroma_size(w, h).unwrap_or((0, 0));
@@ -122,13 +141,20 @@ impl<'a> MappedFrame<'a> {
         } else {
             None
         };
-        Ok(MappedFrame { frame, format, shifted })
+        Ok(MappedFrame {
+            frame,
+            format,
+            shifted,
+        })
     }
 
     fn plane(&self, plane: u32) -> PlaneRef<'_> {
         if let Some(sh) = &self.shifted {
             let (data, stride) = &sh[plane as usize];
-            return PlaneRef { data, stride: *stride };
+            return PlaneRef {
+                data,
+                stride: *stride,
+            };
         }
         PlaneRef {
             data: self.frame.plane_data(plane).unwrap_or(&[]),
@@ -140,7 +166,10 @@ impl<'a> MappedFrame<'a> {
     pub fn picture(&self) -> Picture<'_> {
         let chroma = match self.format.layout {
             Layout::Gray => Chroma::None,
-            Layout::Planar { u, v } => Chroma::Planar { u: self.plane(u), v: self.plane(v) },
+            Layout::Planar { u, v } => Chroma::Planar {
+                u: self.plane(u),
+                v: self.plane(v),
+            },
             Layout::Interleaved => Chroma::Interleaved { uv: self.plane(1) },
         };
         Picture {
@@ -176,9 +205,15 @@ mod tests {
             if r.chroma != ChromaFormat::Gray {
                 assert_eq!(info.n_components(), 3, "{f:?}");
                 let (cw, ch) = r.chroma.chroma_size(16, 16).unwrap();
-                assert_eq!((16 >> info.w_sub()[1], 16 >> info.h_sub()[1]), (cw, ch), "{f:?}");
+                assert_eq!(
+                    (16 >> info.w_sub()[1], 16 >> info.h_sub()[1]),
+                    (cw, ch),
+                    "{f:?}"
+                );
                 match r.layout {
-                    Layout::Planar { u, v } => assert_eq!([u, v], [info.plane()[1], info.plane()[2]], "{f:?}"),
+                    Layout::Planar { u, v } => {
+                        assert_eq!([u, v], [info.plane()[1], info.plane()[2]], "{f:?}")
+                    }
                     Layout::Interleaved => assert_eq!(info.plane()[1], info.plane()[2], "{f:?}"),
                     Layout::Gray => panic!("{f:?}"),
                 }
@@ -205,9 +240,13 @@ mod tests {
             let mut frame = gst_video::VideoFrameRef::from_buffer_ref_writable(buf, &info).unwrap();
             let n = frame.n_planes() as usize;
             let strides: Vec<i32> = frame.plane_stride()[..n].to_vec();
-            let mut dest: Vec<&mut [u8]> = frame.planes_data_mut().into_iter().take(n).collect();
-            // one line in the format's unpack layout (AYUV, or AYUV64 with MSB-aligned samples),
-            // packed by GStreamer's own pack function
+            // full-height scratch planes: the binding's size check of pack() ignores vertical
+            // chroma subsampling; they are copied into the frame afterwards
+            let mut scratch: Vec<Vec<u8>> = strides
+                .iter()
+                .map(|&st| vec![0u8; st as usize * h as usize])
+                .collect();
+            let mut dest: Vec<&mut [u8]> = scratch.iter_mut().map(|v| v.as_mut_slice()).collect();
             for y in 0..h {
                 let mut line = Vec::new();
                 for x in 0..w {
@@ -226,20 +265,31 @@ mod tests {
                     line.len() as i32,
                     &mut dest,
                     &strides,
-                    gst_video::VideoChromaSite::UNKNOWN,
+                    gst_video::VideoChromaSite::empty(),
                     y as i32,
                     w as i32,
                 );
             }
+            for (plane, src) in frame.planes_data_mut().into_iter().take(n).zip(&scratch) {
+                let len = plane.len();
+                plane.copy_from_slice(&src[..len]);
+            }
         }
         let mapped = MappedFrame::map(buffer.as_ref(), &info).unwrap();
         let pic = mapped.picture();
-        assert_eq!((pic.width, pic.height, pic.bpc), (w as usize, h as usize, r.bpc));
+        assert_eq!(
+            (pic.width, pic.height, pic.bpc),
+            (w as usize, h as usize, r.bpc)
+        );
         let mut luma = OwnedPlane::default();
         pic.copy_luma(&mut luma).unwrap();
         for y in 0..h {
             for x in 0..w {
-                assert_eq!(luma.data[(y * w + x) as usize] as u32, val(x, y, 0), "{format:?} luma ({x},{y})");
+                assert_eq!(
+                    luma.data[(y * w + x) as usize] as u32,
+                    val(x, y, 0),
+                    "{format:?} luma ({x},{y})"
+                );
             }
         }
         let (mut u, mut v) = (OwnedPlane::default(), OwnedPlane::default());
@@ -249,8 +299,16 @@ mod tests {
                 for x in 0..u.width as u32 {
                     // GStreamer packs the chroma of the first pixel of each subsampled block
                     let (px, py) = (x << sw, y << sh);
-                    assert_eq!(u.data[(y * u.width as u32 + x) as usize] as u32, val(px, py, 1), "{format:?} u ({x},{y})");
-                    assert_eq!(v.data[(y * v.width as u32 + x) as usize] as u32, val(px, py, 2), "{format:?} v ({x},{y})");
+                    assert_eq!(
+                        u.data[(y * u.width as u32 + x) as usize] as u32,
+                        val(px, py, 1),
+                        "{format:?} u ({x},{y})"
+                    );
+                    assert_eq!(
+                        v.data[(y * v.width as u32 + x) as usize] as u32,
+                        val(px, py, 2),
+                        "{format:?} v ({x},{y})"
+                    );
                 }
             }
         } else {

@@ -62,7 +62,9 @@ pub enum MessageError {
 impl fmt::Display for MessageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            MessageError::WrongName(n) => write!(f, "structure is named {n:?}, not {MESSAGE_NAME:?}"),
+            MessageError::WrongName(n) => {
+                write!(f, "structure is named {n:?}, not {MESSAGE_NAME:?}")
+            }
             MessageError::WrongType(t) => write!(f, "unexpected message type {t:?}"),
             MessageError::Field { field, problem } => write!(f, "field {field:?}: {problem}"),
         }
@@ -192,7 +194,10 @@ pub struct ConfidenceInterval {
 impl FrameMessage {
     /// A metric by its libvmaf name.
     pub fn get(&self, name: &str) -> Option<f64> {
-        self.metrics.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+        self.metrics
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
     }
 
     /// The confidence interval, present when the model is a bootstrap collection.
@@ -546,7 +551,9 @@ impl TryFrom<gst::Structure> for VmafMessage {
     }
 }
 
+// The vmaf element's documented message carries 17-digit numbers.
 #[cfg(test)]
+#[allow(clippy::excessive_precision)]
 mod tests {
     use super::*;
 
@@ -588,11 +595,21 @@ mod tests {
             metrics: vec![
                 (
                     "integer_vif_scale0".into(),
-                    MetricStats { min: 0.1, max: 0.9, mean: 0.5, harmonic_mean: 0.45 },
+                    MetricStats {
+                        min: 0.1,
+                        max: 0.9,
+                        mean: 0.5,
+                        harmonic_mean: 0.45,
+                    },
                 ),
                 (
                     "vmaf".into(),
-                    MetricStats { min: 20.0, max: 99.5, mean: 70.25, harmonic_mean: 65.125 },
+                    MetricStats {
+                        min: 20.0,
+                        max: 99.5,
+                        mean: 70.25,
+                        harmonic_mean: 65.125,
+                    },
                 ),
             ],
         }
@@ -623,7 +640,10 @@ mod tests {
     #[test]
     fn frame_confidence_interval() {
         let ci = frame(0).confidence_interval().unwrap();
-        assert_eq!((ci.bagging, ci.stddev, ci.lo, ci.hi), (75.0, 2.5, 70.1, 80.0));
+        assert_eq!(
+            (ci.bagging, ci.stddev, ci.lo, ci.hi),
+            (75.0, 2.5, 70.1, 80.0)
+        );
         let mut plain = frame(0);
         plain.metrics.retain(|(n, _)| !n.starts_with("vmaf_"));
         assert_eq!(plain.confidence_interval(), None);
@@ -633,13 +653,14 @@ mod tests {
     fn frame_parses_the_vmaf_element_message() {
         init();
         // the structure documented by GStreamer's vmaf element
-        let s: gst::Structure = "VMAF, timestamp=(guint64)1234567890, stream-time=(guint64)1234567890, \
+        let s: gst::Structure =
+            "VMAF, timestamp=(guint64)1234567890, stream-time=(guint64)1234567890, \
              running-time=(guint64)1234567890, duration=(guint64)40000000, \
              score=(double)78.910751757633022, index=(int)26, type=(string)frame, \
              ms-ssim=(double)0.96676034472760064, ssim=(double)0.8706783652305603, \
              psnr-y=(double)30.758853484390933;"
-            .parse()
-            .unwrap();
+                .parse()
+                .unwrap();
         let m = FrameMessage::try_from(s).unwrap();
         assert_eq!(m.index, 26);
         assert_eq!(m.score, 78.910751757633022);
@@ -694,7 +715,11 @@ mod tests {
         init();
         let m = PooledMessage {
             timing: Timing::default(),
-            scores: PooledScores { frames: 0, pool_method: PoolMethod::Mean, metrics: vec![] },
+            scores: PooledScores {
+                frames: 0,
+                pool_method: PoolMethod::Mean,
+                metrics: vec![],
+            },
             unmatched_ref: 5,
             unmatched_dist: 0,
             backend: "cpu".into(),
@@ -711,13 +736,27 @@ mod tests {
     fn wrong_structures_are_refused() {
         init();
         let s = gst::Structure::builder("videocompare").build();
-        assert!(matches!(VmafMessage::try_from(s), Err(MessageError::WrongName(_))));
-        let s = gst::Structure::builder("VMAF").field("type", "bogus").build();
-        assert!(matches!(VmafMessage::try_from(s), Err(MessageError::WrongType(_))));
+        assert!(matches!(
+            VmafMessage::try_from(s),
+            Err(MessageError::WrongName(_))
+        ));
+        let s = gst::Structure::builder("VMAF")
+            .field("type", "bogus")
+            .build();
+        assert!(matches!(
+            VmafMessage::try_from(s),
+            Err(MessageError::WrongType(_))
+        ));
         let s: gst::Structure = frame(1).into();
-        assert!(matches!(PooledMessage::try_from(s), Err(MessageError::WrongType(_))));
+        assert!(matches!(
+            PooledMessage::try_from(s),
+            Err(MessageError::WrongType(_))
+        ));
         let mut s: gst::Structure = frame(1).into();
         s.remove_field("score");
-        assert!(matches!(FrameMessage::try_from(s), Err(MessageError::Field { .. })));
+        assert!(matches!(
+            FrameMessage::try_from(s),
+            Err(MessageError::Field { .. })
+        ));
     }
 }

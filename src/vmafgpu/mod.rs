@@ -50,14 +50,13 @@
 use gst::glib;
 use gst::prelude::*;
 
-mod engine_stub;
 mod imp;
 mod input;
 pub mod messages;
 mod pairing;
 pub mod report;
 
-use engine_stub as engine;
+use crate::engine;
 
 pub use messages::{
     ConfidenceInterval, FrameMessage, MESSAGE_NAME, MessageError, MetricStats, PooledMessage,
@@ -93,7 +92,10 @@ pub enum PoolMethod {
     #[default]
     #[enum_value(name = "Arithmetic mean", nick = "mean")]
     Mean = 3,
-    #[enum_value(name = "Harmonic mean (libvmaf's: n / sum(1 / (x + 1)) - 1)", nick = "harmonic_mean")]
+    #[enum_value(
+        name = "Harmonic mean (libvmaf's: n / sum(1 / (x + 1)) - 1)",
+        nick = "harmonic_mean"
+    )]
     HarmonicMean = 4,
 }
 
@@ -102,7 +104,10 @@ pub enum PoolMethod {
 #[repr(u32)]
 #[enum_type(name = "GstVmafGpuResultsFormat")]
 pub enum ResultsFormat {
-    #[enum_value(name = "JSON (accepted for compatibility with the vmaf element)", nick = "none")]
+    #[enum_value(
+        name = "JSON (accepted for compatibility with the vmaf element)",
+        nick = "none"
+    )]
     None = 0,
     #[enum_value(name = "libvmaf's XML report", nick = "xml")]
     Xml = 1,

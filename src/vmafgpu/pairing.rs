@@ -101,7 +101,10 @@ mod tests {
     }
 
     fn head(rt: u64) -> Option<Head> {
-        Some(Head { running_time: Some(ms(rt)), duration: Some(ms(40)) })
+        Some(Head {
+            running_time: Some(ms(rt)),
+            duration: Some(ms(40)),
+        })
     }
 
     const PAIR: Decision = Decision::Pair { untimed: false };
@@ -126,12 +129,27 @@ mod tests {
     #[test]
     fn timestamp_tolerance_falls_back_to_the_distorted_duration_then_to_equality() {
         let s = Sync::Timestamp;
-        let r = Some(Head { running_time: Some(ms(0)), duration: None });
-        let d = Some(Head { running_time: Some(ms(10)), duration: Some(ms(40)) });
+        let r = Some(Head {
+            running_time: Some(ms(0)),
+            duration: None,
+        });
+        let d = Some(Head {
+            running_time: Some(ms(10)),
+            duration: Some(ms(40)),
+        });
         assert_eq!(decide(s, r, d, false, false, false), PAIR);
-        let d = Some(Head { running_time: Some(ms(10)), duration: None });
-        assert_eq!(decide(s, r, d, false, false, false), Decision::DropRef(Unpaired::Passed));
-        let d = Some(Head { running_time: Some(ms(0)), duration: None });
+        let d = Some(Head {
+            running_time: Some(ms(10)),
+            duration: None,
+        });
+        assert_eq!(
+            decide(s, r, d, false, false, false),
+            Decision::DropRef(Unpaired::Passed)
+        );
+        let d = Some(Head {
+            running_time: Some(ms(0)),
+            duration: None,
+        });
         assert_eq!(decide(s, r, d, false, false, false), PAIR);
     }
 
@@ -146,14 +164,23 @@ mod tests {
 
     #[test]
     fn index_pairs_whatever_the_times() {
-        assert_eq!(decide(Sync::Index, head(0), head(10_000), false, false, false), PAIR);
+        assert_eq!(
+            decide(Sync::Index, head(0), head(10_000), false, false, false),
+            PAIR
+        );
     }
 
     #[test]
     fn eos_and_timeouts() {
         for s in [Sync::Timestamp, Sync::Index] {
-            assert_eq!(decide(s, head(0), None, false, false, false), Decision::NeedData);
-            assert_eq!(decide(s, None, head(0), false, false, false), Decision::NeedData);
+            assert_eq!(
+                decide(s, head(0), None, false, false, false),
+                Decision::NeedData
+            );
+            assert_eq!(
+                decide(s, None, head(0), false, false, false),
+                Decision::NeedData
+            );
             assert_eq!(
                 decide(s, head(0), None, false, true, false),
                 Decision::DropRef(Unpaired::PartnerEos)
@@ -172,7 +199,10 @@ mod tests {
             );
             // a timeout does not split a pair that is there
             assert_eq!(decide(s, head(0), head(0), false, false, true), PAIR);
-            assert_eq!(decide(s, None, None, true, false, false), Decision::NeedData);
+            assert_eq!(
+                decide(s, None, None, true, false, false),
+                Decision::NeedData
+            );
             assert_eq!(decide(s, None, None, false, true, true), Decision::NeedData);
             assert_eq!(decide(s, None, None, true, true, false), Decision::Eos);
         }

@@ -121,7 +121,7 @@ pub fn fmt_g17(x: f64) -> String {
             s
         }
     }
-    if exp < -4 || exp >= P {
+    if !(-4..P).contains(&exp) {
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{}e{sign}{:02}", strip(mant), exp.abs())
     } else {
@@ -306,7 +306,9 @@ pub fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
     result
 }
 
+// The literals are printf("%.17g") texts: 17 digits on purpose.
 #[cfg(test)]
+#[allow(clippy::excessive_precision)]
 mod tests {
     use super::*;
 
@@ -363,7 +365,12 @@ mod tests {
             }
         }
         assert!(checked > 10_000, "only {checked} numbers found");
-        assert!(bad.is_empty(), "{} of {checked} differ:\n{}", bad.len(), bad.join("\n"));
+        assert!(
+            bad.is_empty(),
+            "{} of {checked} differ:\n{}",
+            bad.len(),
+            bad.join("\n")
+        );
     }
 
     /// Pooling the golden per-frame values reproduces libvmaf's pooled_metrics exactly.
@@ -372,7 +379,11 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/goldens");
         let mut checked = 0;
         let mut bad = Vec::new();
-        for name in ["carphone_v3.2.0.json", "carphone_v3.2.0_vmaf_b_v0.6.3.json", "bbb720_v3.2.0.json"] {
+        for name in [
+            "carphone_v3.2.0.json",
+            "carphone_v3.2.0_vmaf_b_v0.6.3.json",
+            "bbb720_v3.2.0.json",
+        ] {
             let v: serde_json::Value =
                 serde_json::from_str(&std::fs::read_to_string(dir.join(name)).unwrap()).unwrap();
             let mut pool = Pool::default();
@@ -409,7 +420,10 @@ mod tests {
         let frames = vec![
             ReportFrame {
                 index: 0,
-                metrics: vec![("integer_adm2".into(), 0.5), ("vmaf".into(), 38.570172929719533)],
+                metrics: vec![
+                    ("integer_adm2".into(), 0.5),
+                    ("vmaf".into(), 38.570172929719533),
+                ],
             },
             ReportFrame {
                 index: 1,
@@ -426,7 +440,14 @@ mod tests {
     #[test]
     fn json_has_libvmaf_layout() {
         let (frames, pooled) = sample();
-        let r = Report { version: "3.2.0", fps: 12.345, width: 176, height: 144, frames: &frames, pooled: &pooled };
+        let r = Report {
+            version: "3.2.0",
+            fps: 12.345,
+            width: 176,
+            height: 144,
+            frames: &frames,
+            pooled: &pooled,
+        };
         let text = r.render(Format::Json);
         let want = "{\n  \"version\": \"3.2.0\",\n  \"fps\": 12.35,\n  \"frames\": [\n    {\n      \"frameNum\": 0,\n      \"metrics\": {\n        \"integer_adm2\": 0.5,\n        \"vmaf\": 38.570172929719533\n      }\n    },\n    {\n      \"frameNum\": 1,\n      \"metrics\": {\n        \"integer_adm2\": 0.25,\n        \"vmaf\": 40\n      }\n    }\n  ],\n  \"pooled_metrics\": {\n    \"integer_adm2\": {\n      \"min\": 0.25,\n      \"max\": 0.5,\n      \"mean\": 0.375,\n      \"harmonic_mean\": 0.36363636363636354\n    },\n    \"vmaf\": {\n      \"min\": 38.570172929719533,\n      \"max\": 40,\n      \"mean\": 39.285086464859766,\n      \"harmonic_mean\": 39.272399353882044\n    }\n  },\n  \"aggregate_metrics\": {\n  }\n}\n";
         assert_eq!(text, want);
@@ -438,14 +459,24 @@ mod tests {
     #[test]
     fn xml_and_csv_have_libvmaf_layout() {
         let (frames, pooled) = sample();
-        let r = Report { version: "3.2.0", fps: 1.0, width: 176, height: 144, frames: &frames, pooled: &pooled };
+        let r = Report {
+            version: "3.2.0",
+            fps: 1.0,
+            width: 176,
+            height: 144,
+            frames: &frames,
+            pooled: &pooled,
+        };
         let xml = r.render(Format::Xml);
         assert_eq!(
             xml,
             "<VMAF version=\"3.2.0\">\n  <params qualityWidth=\"176\" qualityHeight=\"144\" />\n  <fyi fps=\"1.00\" />\n  <frames>\n    <frame frameNum=\"0\" integer_adm2=\"0.5\" vmaf=\"38.570172929719533\" />\n    <frame frameNum=\"1\" integer_adm2=\"0.25\" vmaf=\"40\" />\n  </frames>\n  <pooled_metrics>\n    <metric name=\"integer_adm2\" min=\"0.25\" max=\"0.5\" mean=\"0.375\" harmonic_mean=\"0.36363636363636354\" />\n    <metric name=\"vmaf\" min=\"38.570172929719533\" max=\"40\" mean=\"39.285086464859766\" harmonic_mean=\"39.272399353882044\" />\n  </pooled_metrics>\n  <aggregate_metrics />\n</VMAF>\n"
         );
         let csv = r.render(Format::Csv);
-        assert_eq!(csv, "Frame,integer_adm2,vmaf,\n0,0.5,38.570172929719533,\n1,0.25,40,\n");
+        assert_eq!(
+            csv,
+            "Frame,integer_adm2,vmaf,\n0,0.5,38.570172929719533,\n1,0.25,40,\n"
+        );
     }
 
     #[test]

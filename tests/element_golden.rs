@@ -1,0 +1,197 @@
+//! The golden pairs through full pipelines (filesrc ! rawvideoparse ! vmafgpu): the numbers in
+//! the messages and in the JSON report must equal libvmaf 3.2.0's (`==` on f64).
+
+mod common;
+mod elementkit;
+
+use common::{Golden, Mismatches, Pair};
+use gst::prelude::*;
+
+/// Run `launch` to EOS (or error) and collect the messages of the element named `v`.
+fn run(launch: &str) -> elementkit::Messages {
+    elementkit::init();
+    let pipeline = gst::parse::launch(launch).unwrap();
+    let bus = pipeline.bus().unwrap();
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let mut m = elementkit::Messages::default();
+    for msg in bus.iter_timed(gst::ClockTime::from_seconds(600)) {
+        elementkit::push_message(&mut m, &msg);
+        match msg.view() {
+            gst::MessageView::Eos(_) | gst::MessageView::Error(_) => break,
+            _ => {}
+        }
+    }
+    pipeline.set_state(gst::State::Null).unwrap();
+    assert!(m.errors.is_empty(), "{:?}", m.errors);
+    m
+}
+
+fn source(pair: &Pair, side: &str) -> String {
+    let format = if pair.bpc > 8 { "i420-10le" } else { "i420" };
+    let path = common::data_dir().join(format!("yuv/{}_{side}.yuv", pair.name));
+    assert!(
+        path.exists(),
+        "{}: run scripts/fetch-test-data.sh",
+        path.display()
+    );
+    format!(
+        "filesrc location={} ! rawvideoparse width={} height={} format={format} framerate=25/1",
+        path.display(),
+        pair.width,
+        pair.height
+    )
+}
+
+/// `tail`: elements between each parser and the element (e.g. a conversion).
+fn pipeline(pair: &Pair, props: &str, tail: &str) -> String {
+    format!(
+        "{} ! {tail} v.ref_sink {} ! {tail} v.dist_sink vmafgpu name=v {props} ! fakesink",
+        source(pair, "ref"),
+        source(pair, "dis"),
+    )
+}
+
+/// Every metric of every frame message and of the pooled message equals the golden.
+fn check_messages(
+    m: &elementkit::Messages,
+    golden: &Golden,
+    mm: &mut Mismatches,
+    checked: &mut usize,
+) {
+    assert_eq!(m.frames.len(), golden.frames(), "frame messages");
+    for (i, f) in m.frames.iter().enumerate() {
+        assert_eq!(f.index, i as u64);
+        mm.check(
+            || format!("frame {i} score"),
+            f.score,
+            golden.frame(i, "vmaf").unwrap(),
+        );
+        *checked += 1;
+        for (name, v) in &f.metrics {
+            let want = golden
+                .frame(i, name)
+                .unwrap_or_else(|| panic!("{name} is not in the golden"));
+            mm.check(|| format!("frame {i} {name}"), *v, want);
+            *checked += 1;
+        }
+    }
+    let p = &m.pooled[0];
+    assert_eq!(p.scores.frames as usize, golden.frames());
+    assert_eq!((p.unmatched_ref, p.unmatched_dist), (0, 0));
+    for (name, st) in &p.scores.metrics {
+        for (stat, v) in [
+            ("min", st.min),
+            ("max", st.max),
+            ("mean", st.mean),
+            ("harmonic_mean", st.harmonic_mean),
+        ] {
+            let want = golden.pooled(name, stat).unwrap();
+            mm.check(|| format!("pooled {name} {stat}"), v, want);
+            *checked += 1;
+        }
+    }
+}
+
+/// The same numbers in the JSON report file.
+fn check_report(path: &std::path::Path, golden: &Golden, mm: &mut Mismatches, checked: &mut usize) {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let frames = v["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), golden.frames());
+    for (i, f) in frames.iter().enumerate() {
+        assert_eq!(f["frameNum"].as_u64(), Some(i as u64));
+        for (name, val) in f["metrics"].as_object().unwrap() {
+            mm.check(
+                || format!("report frame {i} {name}"),
+                val.as_f64().unwrap(),
+                golden.frame(i, name).unwrap(),
+            );
+            *checked += 1;
+        }
+    }
+    for (name, stats) in v["pooled_metrics"].as_object().unwrap() {
+        for stat in ["min", "max", "mean", "harmonic_mean"] {
+            mm.check(
+                || format!("report pooled {name} {stat}"),
+                stats[stat].as_f64().unwrap(),
+                golden.pooled(name, stat).unwrap(),
+            );
+            *checked += 1;
+        }
+    }
+}
+
+fn golden_run(pair: Pair, model: Option<&str>, extra: &str, tail: &str) {
+    let dir = std::env::temp_dir().join(format!(
+        "vmafgpu-golden-{}-{}",
+        std::process::id(),
+        pair.name
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.join(format!("{}.json", model.unwrap_or("default")));
+    let props = format!(
+        "model-filename={} results-filename={} {extra}",
+        model.unwrap_or("vmaf_v0.6.1"),
+        report.display()
+    );
+    let m = run(&pipeline(&pair, &props, tail));
+    let golden = pair.golden(model);
+    let mut mm = Mismatches::default();
+    let mut checked = 0;
+    check_messages(&m, &golden, &mut mm, &mut checked);
+    check_report(&report, &golden, &mut mm, &mut checked);
+    std::fs::remove_dir_all(&dir).unwrap();
+    mm.finish(checked);
+}
+
+#[test]
+fn carphone_8bit_equals_libvmaf() {
+    golden_run(common::CARPHONE, None, "", "");
+}
+
+#[test]
+fn bbb360p10_10bit_equals_libvmaf() {
+    golden_run(common::BBB360P10, None, "", "");
+}
+
+/// P010 keeps its 10 bits in the high bits of each word: the element must shift them down.
+/// (`dither=none`: videoconvert would otherwise dither when it packs its 16-bit intermediate
+/// into 10 bits, changing the samples.)
+#[test]
+fn bbb360p10_as_p010_equals_libvmaf() {
+    golden_run(
+        common::BBB360P10,
+        None,
+        "",
+        "videoconvert dither=none ! video/x-raw,format=P010_10LE ! ",
+    );
+}
+
+#[test]
+fn bbb720_equals_libvmaf() {
+    golden_run(common::BBB720, None, "", "");
+}
+
+#[test]
+fn carphone_other_models_equal_libvmaf() {
+    golden_run(common::CARPHONE, Some("vmaf_v0.6.1neg"), "", "");
+    golden_run(common::CARPHONE, Some("vmaf_4k_v0.6.1"), "", "");
+}
+
+#[test]
+fn carphone_confidence_interval_equals_libvmaf() {
+    let pair = common::CARPHONE;
+    golden_run(pair, Some("vmaf_b_v0.6.3"), "conf-interval=true", "");
+    // and the interval is in every frame message
+    let props = "model-filename=vmaf_b_v0.6.3 conf-interval=true";
+    let m = run(&pipeline(&pair, props, ""));
+    let golden = pair.golden(Some("vmaf_b_v0.6.3"));
+    for (i, f) in m.frames.iter().enumerate() {
+        let ci = f.confidence_interval().expect("confidence interval");
+        assert_eq!(ci.lo, golden.frame(i, "vmaf_ci_p95_lo").unwrap());
+        assert_eq!(ci.hi, golden.frame(i, "vmaf_ci_p95_hi").unwrap());
+        assert_eq!(ci.bagging, golden.frame(i, "vmaf_bagging").unwrap());
+        assert_eq!(ci.stddev, golden.frame(i, "vmaf_stddev").unwrap());
+    }
+    assert!(m.pooled[0].confidence_interval().is_some());
+}
