@@ -444,13 +444,12 @@ fn bad_models_are_typed_errors() {
 #[test]
 fn unavailable_gpu_backend_is_an_error() {
     use gstvmafgpu::engine::BackendKind;
-    for kind in [BackendKind::Hip] {
-        let cfg = ScorerConfig {
-            backend: kind,
-            ..Default::default()
-        };
-        assert!(matches!(Scorer::new(cfg), Err(Error::Backend(_))));
-    }
+    // No HIP backend exists: asking for it explicitly is an error, not a silent CPU fallback.
+    let cfg = ScorerConfig {
+        backend: BackendKind::Hip,
+        ..Default::default()
+    };
+    assert!(matches!(Scorer::new(cfg), Err(Error::Backend(_))));
     let auto = Scorer::new(ScorerConfig::default()).unwrap();
     assert!(!auto.backend_name().is_empty());
 }
