@@ -994,7 +994,15 @@ impl AggregatorImpl for VmafGpu {
     }
 
     fn aggregate(&self, timeout: bool) -> Result<gst::FlowSuccess, gst::FlowError> {
-        gst::trace!(CAT, imp = self, "aggregate, timeout: {timeout}");
+        if timeout {
+            gst::debug!(
+                CAT,
+                imp = self,
+                "aggregate after the live deadline passed (timeout)"
+            );
+        } else {
+            gst::trace!(CAT, imp = self, "aggregate");
+        }
         let ref_buf = self.ref_pad.peek_buffer();
         let dist_buf = self.dist_pad.peek_buffer();
 
@@ -1074,7 +1082,16 @@ impl AggregatorImpl for VmafGpu {
             }
             Decision::NeedData => {
                 self.post(out);
-                gst::trace!(CAT, imp = self, "need data");
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "need data: waiting for {}",
+                    match (ref_buf.is_some(), dist_buf.is_some()) {
+                        (true, false) => "a distorted frame",
+                        (false, true) => "a reference frame",
+                        _ => "frames",
+                    }
+                );
                 Err(AGGREGATOR_FLOW_NEED_DATA)
             }
             Decision::Eos => {
@@ -1166,17 +1183,16 @@ impl AggregatorImpl for VmafGpu {
                     // the distorted frames go downstream: what downstream takes
                     self.obj().src_pad().peer_query_caps(Some(&templ))
                 };
-                // steer upstream converters to the other pad's size and format
-                let other = {
-                    let guard = self.state.lock().unwrap();
-                    guard.as_ref().and_then(|s| {
-                        if is_ref {
-                            s.dist_caps.clone()
-                        } else {
-                            s.ref_caps.clone()
-                        }
-                    })
+                // steer upstream converters to the other pad's size and format (its latest
+                // caps: negotiation looks ahead of the frames still queued)
+                let other_pad = if is_ref {
+                    &self.dist_pad
+                } else {
+                    &self.ref_pad
                 };
+                let other = other_pad
+                    .current_caps()
+                    .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok().map(|i| (c, i)));
                 if let Some((_, info)) = other {
                     let want = gst_video::VideoCapsBuilder::new()
                         .format(info.format())
