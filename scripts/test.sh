@@ -17,7 +17,8 @@ for features in "" "--all-features" "--no-default-features"; do
   cargo clippy --all-targets $features -- -D warnings
 done
 
-# --- GPU kernels: the NVRTC kernel-compile step goes here (it runs where NVRTC is available). ---
+step "CUDA kernels compile with NVRTC (scripts/check-kernels.sh: NVRTC from its PyPI wheel)"
+scripts/check-kernels.sh
 
 step "cargo test"
 cargo test

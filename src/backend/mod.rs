@@ -8,6 +8,8 @@
 //! Jobs are submitted asynchronously and their results come back in submission order.
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 
 use std::sync::Arc;
 
@@ -86,8 +88,11 @@ pub fn compute_job_cpu(job: &FrameJob) -> FrameAccum {
     }
 }
 
-/// Open a backend. `Auto` and `Cpu` give the CPU backend with `threads` workers (0 = one per
-/// core); a GPU backend this build cannot provide is an [`Error::Backend`](crate::Error::Backend).
+/// Open a backend. `Cpu` gives the CPU backend with `threads` workers (0 = one per core).
+/// `Cuda` opens CUDA device `device_id` or fails with the driver's message. `Auto` takes CUDA
+/// when the build has it and the device opens, else the CPU backend (the caller learns which
+/// from [`Backend::name`]). A GPU backend this build cannot provide is an
+/// [`Error::Backend`](crate::Error::Backend).
 pub fn create(
     kind: crate::engine::BackendKind,
     threads: usize,
@@ -96,7 +101,17 @@ pub fn create(
     use crate::engine::BackendKind;
     use crate::error::Error;
     match kind {
-        BackendKind::Auto | BackendKind::Cpu => Ok(Box::new(cpu::CpuBackend::new(threads)?)),
+        BackendKind::Cpu => Ok(Box::new(cpu::CpuBackend::new(threads)?)),
+        BackendKind::Auto => {
+            #[cfg(feature = "cuda")]
+            if let Ok(b) = cuda::CudaBackend::new(device_id) {
+                return Ok(Box::new(b));
+            }
+            Ok(Box::new(cpu::CpuBackend::new(threads)?))
+        }
+        #[cfg(feature = "cuda")]
+        BackendKind::Cuda => Ok(Box::new(cuda::CudaBackend::new(device_id)?)),
+        #[cfg(not(feature = "cuda"))]
         BackendKind::Cuda => Err(Error::Backend(format!(
             "CUDA backend (device {device_id}) is not available in this build"
         ))),

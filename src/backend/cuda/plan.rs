@@ -143,17 +143,15 @@ impl Kernel {
 
 /// Refuse a launch whose arguments do not match the kernel's parameter list.
 pub fn check_signature(l: &Launch) -> crate::Result<()> {
-    let kinds: Vec<ArgKind> = l
-        .args
-        .iter()
-        .map(|a| match a {
-            Arg::Ptr(..) | Arg::Null => ArgKind::Ptr,
-            Arg::Vif(_) => ArgKind::Vif,
-            Arg::Adm(_) => ArgKind::Adm,
-            Arg::Motion(_) => ArgKind::Motion,
-        })
-        .collect();
-    if kinds != l.kernel.signature() {
+    let kind = |a: &Arg| match a {
+        Arg::Ptr(..) | Arg::Null => ArgKind::Ptr,
+        Arg::Vif(_) => ArgKind::Vif,
+        Arg::Adm(_) => ArgKind::Adm,
+        Arg::Motion(_) => ArgKind::Motion,
+    };
+    let sig = l.kernel.signature();
+    if l.args.len() != sig.len() || l.args.iter().zip(sig).any(|(a, k)| kind(a) != *k) {
+        let kinds: Vec<ArgKind> = l.args.iter().map(kind).collect();
         return Err(crate::Error::Backend(format!(
             "launch of {} with arguments {kinds:?}, expected {:?}",
             l.kernel.name(),

@@ -1,0 +1,256 @@
+//! The CUDA kernel text, run on the CPU (tests/emu/kernel_emu.cpp: C++ with a thread per GPU
+//! thread and a barrier for __syncthreads), against the CPU reference: the accumulators must be
+//! equal. This checks the kernels' arithmetic and the frame plan (launch list, arguments, row
+//! rounding table) on machines without a GPU; tests/cuda_parity.rs checks the real thing.
+//!
+//! Needs a C++20 compiler (`g++`, or `$CXX`); without one it prints why and passes, unless
+//! VMAFGPU_REQUIRE_EMU=1.
+#![cfg(feature = "cuda")]
+
+mod gpu_content;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use gpu_content::Content;
+use gstvmafgpu::backend::cuda::kernels::{FinalizeEntry, struct_bytes};
+use gstvmafgpu::backend::cuda::plan::{self, Arg, Buf, Plan};
+use gstvmafgpu::backend::{FrameAccum, FrameJob, compute_job_cpu};
+use gstvmafgpu::features::adm::{AdmConstants, AdmParams};
+use gstvmafgpu::features::vif::VifParams;
+
+fn emulator() -> Option<&'static Path> {
+    static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    EXE.get_or_init(|| {
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/emu/kernel_emu.cpp");
+        let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("vmafgpu_kernel_emu");
+        let out = Command::new(&cxx)
+            .args([
+                "-std=c++20",
+                "-O2",
+                "-ffp-contract=off",
+                "-pthread",
+                "-w",
+                "-o",
+            ])
+            .arg(&exe)
+            .arg(&src)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(exe),
+            Ok(o) => panic!(
+                "{cxx} failed to compile the kernel emulator:\n{}",
+                String::from_utf8_lossy(&o.stderr)
+            ),
+            Err(e) => {
+                let msg = format!("no C++ compiler ({cxx}: {e}): kernel emulation skipped");
+                if std::env::var("VMAFGPU_REQUIRE_EMU").as_deref() == Ok("1") {
+                    panic!("{msg}, but VMAFGPU_REQUIRE_EMU=1");
+                }
+                eprintln!("{msg}");
+                None
+            }
+        }
+    })
+    .as_deref()
+}
+
+fn buf_id(b: Buf) -> u32 {
+    match b {
+        Buf::Ref => 0,
+        Buf::Dis => 1,
+        Buf::Prev => 2,
+        Buf::VifRef(s) => 10 + s as u32,
+        Buf::VifDis(s) => 20 + s as u32,
+        Buf::AdmRef(s) => 30 + s as u32,
+        Buf::AdmDis(s) => 40 + s as u32,
+        Buf::RBuf => 50,
+        Buf::Acc => 51,
+        Buf::Log2 => 52,
+        Buf::DivLookup => 53,
+        Buf::Finalize => 54,
+    }
+}
+
+fn plane_bytes(p: &gstvmafgpu::picture::OwnedPlane) -> Vec<u8> {
+    if p.bpc == 8 {
+        p.data.iter().map(|&v| v as u8).collect()
+    } else {
+        p.data.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+}
+
+/// Run one job's plan in the emulator.
+fn run_emulated(exe: &Path, job: &FrameJob) -> FrameAccum {
+    let r = &job.reference;
+    let consts = AdmConstants::new(&job.adm);
+    let p = Plan::new(r.width, r.height, r.bpc, job.vif.enhn_gain_limit, &consts);
+    let mut input = Vec::new();
+    let u32le = |v: &mut Vec<u8>, x: u32| v.extend_from_slice(&x.to_le_bytes());
+    let u64le = |v: &mut Vec<u8>, x: u64| v.extend_from_slice(&x.to_le_bytes());
+    u32le(&mut input, p.bufs.len() as u32);
+    for &(b, bytes) in &p.bufs {
+        let data: Option<Vec<u8>> = match b {
+            Buf::Ref => Some(plane_bytes(&job.reference)),
+            Buf::Dis => Some(plane_bytes(&job.distorted)),
+            Buf::Prev => job.prev_ref.as_ref().map(|x| plane_bytes(x)),
+            Buf::Log2 => Some(
+                gstvmafgpu::features::vif::log2_table()
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect(),
+            ),
+            Buf::DivLookup => Some(
+                gstvmafgpu::features::adm::div_lookup()
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect(),
+            ),
+            Buf::Finalize => Some(
+                p.finalize
+                    .iter()
+                    .flat_map(|e: &FinalizeEntry| e.to_bytes())
+                    .collect(),
+            ),
+            // The GPU zeroes the results and row sums every frame.
+            Buf::Acc => Some(vec![0u8; bytes]),
+            _ => None,
+        };
+        u32le(&mut input, buf_id(b));
+        u64le(&mut input, bytes as u64);
+        match data {
+            Some(d) => {
+                assert_eq!(d.len(), bytes, "{b:?}");
+                input.push(1);
+                input.extend_from_slice(&d);
+            }
+            None => input.push(0),
+        }
+    }
+    let mut launches: Vec<&plan::Launch> = Vec::new();
+    if job.prev_ref.is_some() {
+        launches.push(&p.motion);
+    }
+    launches.extend(p.launches.iter());
+    u32le(&mut input, launches.len() as u32);
+    for l in launches {
+        plan::check_signature(l).unwrap();
+        let name = l.kernel.name();
+        u32le(&mut input, name.len() as u32);
+        input.extend_from_slice(name.as_bytes());
+        u32le(&mut input, l.grid.0);
+        u32le(&mut input, l.grid.1);
+        u32le(&mut input, l.args.len() as u32);
+        for a in &l.args {
+            match a {
+                Arg::Ptr(b, off) => {
+                    input.push(0);
+                    u32le(&mut input, buf_id(*b));
+                    u64le(&mut input, *off as u64);
+                }
+                Arg::Null => input.push(1),
+                Arg::Vif(v) => push_bytes(&mut input, struct_bytes(v)),
+                Arg::Adm(v) => push_bytes(&mut input, struct_bytes(v)),
+                Arg::Motion(v) => push_bytes(&mut input, struct_bytes(v)),
+            }
+        }
+    }
+    u32le(&mut input, buf_id(Buf::Acc));
+    u64le(&mut input, (plan::slot::RESULTS * 8) as u64);
+
+    let mut child = Command::new(exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kernel emulator");
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "kernel emulator failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let words: Vec<u64> = out
+        .stdout
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(words.len(), plan::slot::RESULTS);
+    plan::accum_from_words(&words, job.features, job.prev_ref.is_some())
+}
+
+fn push_bytes(v: &mut Vec<u8>, b: Vec<u8>) {
+    v.push(2);
+    v.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    v.extend_from_slice(&b);
+}
+
+fn compare(cases: &[(Content, usize, usize, u8, VifParams, AdmParams)]) {
+    let Some(exe) = emulator() else { return };
+    let mut bad = Vec::new();
+    let mut n = 0;
+    for (i, &(c, w, h, bpc, vif, adm)) in cases.iter().enumerate() {
+        let (r, d, prev) = gpu_content::frames(c, w, h, bpc, 7 + i as u64);
+        let job = gpu_content::job(i as u64, r, d, Some(prev), vif, adm);
+        let want = compute_job_cpu(&job);
+        let got = run_emulated(exe, &job);
+        n += 1;
+        if got != want {
+            bad.push(format!(
+                "{c:?} {w}x{h} {bpc}-bit egl {}/{}:\n  cpu {want:?}\n  emu {got:?}",
+                vif.enhn_gain_limit, adm.enhn_gain_limit
+            ));
+        }
+    }
+    assert!(n > 0);
+    if !bad.is_empty() {
+        panic!("{} of {n} frames differ:\n{}", bad.len(), bad.join("\n"));
+    }
+    eprintln!("{n} frames: emulated kernels == CPU reference");
+}
+
+#[test]
+fn emulated_kernels_equal_cpu_small_sizes() {
+    let v = VifParams::default();
+    let a = AdmParams::default();
+    let mut cases = Vec::new();
+    for &(w, h) in &[(33, 33), (34, 35), (47, 61), (64, 36)] {
+        for bpc in [8u8, 10, 12, 16] {
+            for c in gpu_content::ALL {
+                cases.push((c, w, h, bpc, v, a));
+            }
+        }
+    }
+    compare(&cases);
+}
+
+#[test]
+fn emulated_kernels_equal_cpu_larger_and_options() {
+    let v = VifParams::default();
+    let a = AdmParams::default();
+    let egl1v = VifParams {
+        enhn_gain_limit: 1.0,
+    };
+    let egl1a = AdmParams {
+        enhn_gain_limit: 1.0,
+        ..AdmParams::default()
+    };
+    let rdh = AdmParams {
+        ref_display_height: 2160,
+        ..AdmParams::default()
+    };
+    let cases = vec![
+        (Content::Natural, 177, 145, 8, v, a),
+        (Content::Natural, 131, 97, 10, v, a),
+        (Content::Random, 150, 66, 12, v, a),
+        (Content::Natural, 96, 80, 16, v, a),
+        (Content::Checker, 101, 77, 8, v, a),
+        (Content::Natural, 120, 90, 8, egl1v, egl1a),
+        (Content::Natural, 120, 90, 10, v, rdh),
+    ];
+    compare(&cases);
+}
