@@ -847,3 +847,166 @@ impl Scorer {
         Ok(FrameScores { index, metrics })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::picture::{Chroma, PlaneRef};
+
+    fn gray(buf: &[u8], w: usize, h: usize) -> Picture<'_> {
+        Picture {
+            width: w,
+            height: h,
+            bpc: 8,
+            format: ChromaFormat::Gray,
+            luma: PlaneRef {
+                data: buf,
+                stride: w,
+            },
+            chroma: Chroma::None,
+        }
+    }
+
+    /// Deterministic content: a textured frame moving by `t` pixels, and a noisy copy.
+    fn frame(w: usize, h: usize, t: usize) -> (Vec<u8>, Vec<u8>) {
+        let r: Vec<u8> = (0..w * h)
+            .map(|i| {
+                let (x, y) = (i % w + 3 * t, i / w + t);
+                ((x * 7 + y * 13 + (x * y) % 29) % 251) as u8
+            })
+            .collect();
+        let d = r
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| v.saturating_add((i * 2654435761 % 7) as u8))
+            .collect();
+        (r, d)
+    }
+
+    #[test]
+    fn scorer_is_send() {
+        fn send<T: Send>() {}
+        send::<Scorer>();
+    }
+
+    #[test]
+    fn names_carry_libvmaf_option_suffixes() {
+        let s = Scorer::new(ScorerConfig {
+            model: ModelSource::Builtin("vmaf_v0.6.1neg".into()),
+            threads: 1,
+            ..Default::default()
+        })
+        .unwrap();
+        let names = s.metric_names();
+        for n in [
+            "integer_adm2_egl_1",
+            "integer_aim_egl_1",
+            "integer_adm_scale3_egl_1",
+            "integer_vif_scale0_egl_1",
+            "VMAF_integer_feature_motion_sad_score",
+            "integer_motion2",
+            "integer_motion3",
+            "vmaf",
+        ] {
+            assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
+        }
+        assert_eq!(names.len(), 7 + 1 + 4 + 2 + 1);
+    }
+
+    /// A model asking for motion with the five-frame window (libvmaf's `motion_five_frame_window`):
+    /// the SAD of frame i is taken against frame i-2 (none before frame 2), the names get `_mffw`,
+    /// and motion2/motion3 follow libvmaf's flush for that window ([`MotionSequence`]).
+    #[test]
+    fn five_frame_window_model_option() {
+        let text = include_str!("../../models/vmaf_v0.6.1.json");
+        let mut json: serde_json::Value = serde_json::from_str(text).unwrap();
+        let n = json["model_dict"]["feature_names"]
+            .as_array()
+            .unwrap()
+            .len();
+        let opts: Vec<serde_json::Value> = json["model_dict"]["feature_names"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                if f.as_str().unwrap().contains("motion") {
+                    serde_json::json!({ "motion_five_frame_window": true })
+                } else {
+                    serde_json::json!({})
+                }
+            })
+            .collect();
+        assert_eq!(opts.len(), n);
+        json["model_dict"]["feature_opts_dicts"] = serde_json::Value::Array(opts);
+        let mut s = Scorer::new(ScorerConfig {
+            model: ModelSource::Json(json.to_string()),
+            threads: 2,
+            ..Default::default()
+        })
+        .unwrap();
+        let (w, h) = (48, 40);
+        let frames: Vec<_> = (0..7).map(|t| frame(w, h, t * t)).collect();
+        let mut out = Vec::new();
+        for (r, d) in &frames {
+            out.extend(s.push(&gray(r, w, h), &gray(d, w, h)).unwrap());
+        }
+        let (rest, _) = s.finish().unwrap();
+        out.extend(rest);
+        assert_eq!(out.len(), 7);
+
+        let planes: Vec<OwnedPlane> = frames
+            .iter()
+            .map(|(r, _)| {
+                let mut p = OwnedPlane::default();
+                gray(r, w, h).copy_luma(&mut p).unwrap();
+                p
+            })
+            .collect();
+        let params = MotionParams {
+            five_frame_window: true,
+            ..Default::default()
+        };
+        let mut seq = MotionSequence::new(params);
+        let mut want = Vec::new();
+        for i in 0..planes.len() {
+            let score = if i < 2 {
+                0.0
+            } else {
+                motion::sad_score(motion::sad(planes[i - 2].view(), planes[i].view()), w, h)
+            };
+            want.extend(seq.push(score));
+        }
+        want.extend(seq.finish());
+        for (f, m) in out.iter().zip(&want) {
+            assert_eq!(f.index, m.index);
+            assert_eq!(
+                f.get("VMAF_integer_feature_motion_sad_score_mffw"),
+                Some(m.sad_score)
+            );
+            assert_eq!(f.get("integer_motion2_mffw"), Some(m.motion2));
+            assert_eq!(f.get("integer_motion3_mffw"), Some(m.motion3));
+        }
+        // The content moves, so this is not a comparison of zeros.
+        assert!(want[3].motion2 > 0.0);
+    }
+
+    /// subsample 0 means every frame, as libvmaf's `n_subsample` of 0.
+    #[test]
+    fn subsample_zero_scores_every_frame() {
+        let mut s = Scorer::new(ScorerConfig {
+            subsample: 0,
+            threads: 1,
+            ..Default::default()
+        })
+        .unwrap();
+        let (w, h) = (40, 36);
+        let mut n = 0;
+        for t in 0..4 {
+            let (r, d) = frame(w, h, t);
+            n += s.push(&gray(&r, w, h), &gray(&d, w, h)).unwrap().len();
+        }
+        let (rest, summary) = s.finish().unwrap();
+        assert_eq!(n + rest.len(), 4);
+        assert_eq!(summary.frames, 4);
+    }
+}
