@@ -128,12 +128,16 @@ impl OwnedPlane {
         offset: usize,
         what: &'static str,
     ) -> Result<(), Error> {
-        let bytes = if bpc > 8 { 2 } else { 1 };
-        let row_bytes = (width - 1) * step * bytes + offset * bytes + bytes;
         if width == 0 || height == 0 {
             return Err(Error::Geometry(format!("{what}: empty plane")));
         }
-        if plane.stride < row_bytes || plane.data.len() < plane.stride * (height - 1) + row_bytes {
+        let bytes = if bpc > 8 { 2 } else { 1 };
+        let row_bytes = ((width - 1) * step + offset + 1) * bytes;
+        let needed = plane
+            .stride
+            .checked_mul(height - 1)
+            .and_then(|n| n.checked_add(row_bytes));
+        if plane.stride < row_bytes || needed.is_none_or(|n| plane.data.len() < n) {
             return Err(Error::Geometry(format!(
                 "{what}: plane of {} bytes with stride {} is too small for {width}x{height} at {bpc} bits",
                 plane.data.len(),
@@ -143,33 +147,45 @@ impl OwnedPlane {
         self.width = width;
         self.height = height;
         self.bpc = bpc;
-        self.data.clear();
-        self.data.reserve(width * height);
+        // Every sample is overwritten below; resize only reallocates when the size grows.
+        self.data.resize(width * height, 0);
         let max = ((1u32 << bpc) - 1) as u16;
-        for y in 0..height {
+        for (y, dst) in self.data.chunks_exact_mut(width).enumerate() {
             let row = &plane.data[y * plane.stride..y * plane.stride + row_bytes];
-            if bytes == 1 {
-                self.data
-                    .extend(row.iter().skip(offset).step_by(step).map(|&b| b as u16));
-            } else {
-                let start = self.data.len();
-                self.data.extend(
-                    row.chunks_exact(2)
-                        .skip(offset)
-                        .step_by(step)
-                        .map(|c| u16::from_le_bytes([c[0], c[1]])),
-                );
-                if bpc < 16 {
-                    if let Some(x) = self.data[start..].iter().position(|&v| v > max) {
-                        return Err(Error::SampleRange {
-                            plane: what,
-                            x,
-                            y,
-                            value: self.data[start + x],
-                            bpc,
-                        });
+            // Plain loops over zipped slices so that the compiler vectorises the common cases
+            // (planar 8-bit and planar 16-bit little-endian).
+            match (bytes, step) {
+                (1, 1) => {
+                    for (d, &s) in dst.iter_mut().zip(row) {
+                        *d = s as u16;
                     }
                 }
+                (1, _) => {
+                    for (d, &s) in dst.iter_mut().zip(row[offset..].iter().step_by(step)) {
+                        *d = s as u16;
+                    }
+                }
+                (_, 1) => {
+                    for (d, c) in dst.iter_mut().zip(row.chunks_exact(2)) {
+                        *d = u16::from_le_bytes([c[0], c[1]]);
+                    }
+                }
+                _ => {
+                    let pairs = row.chunks_exact(2).skip(offset).step_by(step);
+                    for (d, c) in dst.iter_mut().zip(pairs) {
+                        *d = u16::from_le_bytes([c[0], c[1]]);
+                    }
+                }
+            }
+            if bytes == 2 && bpc < 16 && dst.iter().fold(0u16, |m, &v| m.max(v)) > max {
+                let x = dst.iter().position(|&v| v > max).unwrap_or(0);
+                return Err(Error::SampleRange {
+                    plane: what,
+                    x,
+                    y,
+                    value: dst[x],
+                    bpc,
+                });
             }
         }
         Ok(())
@@ -214,5 +230,77 @@ impl Picture<'_> {
                 Ok(true)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plane(data: &[u8], stride: usize) -> PlaneRef<'_> {
+        PlaneRef { data, stride }
+    }
+
+    #[test]
+    fn copies_padded_8bit_rows() {
+        // 3x2 samples in rows of 5 bytes (2 bytes of padding that must be ignored).
+        let data = [1, 2, 3, 99, 99, 4, 5, 6, 99, 99];
+        let mut out = OwnedPlane::default();
+        out.copy_from(&plane(&data, 5), 3, 2, 8, 1, 0, "luma")
+            .unwrap();
+        assert_eq!(out.data, [1, 2, 3, 4, 5, 6]);
+        assert_eq!((out.width, out.height, out.bpc), (3, 2, 8));
+    }
+
+    #[test]
+    fn copies_16bit_and_interleaved_components() {
+        // Two rows of two interleaved (u, v) pairs at 10 bits, stride 10 bytes.
+        let mut data = Vec::new();
+        for row in [[1u16, 1000, 2, 1001], [3, 1002, 4, 1023]] {
+            for v in row {
+                data.extend_from_slice(&v.to_le_bytes());
+            }
+            data.extend_from_slice(&[0xff, 0xff]);
+        }
+        let (mut u, mut v) = (OwnedPlane::default(), OwnedPlane::default());
+        u.copy_from(&plane(&data, 10), 2, 2, 10, 2, 0, "u").unwrap();
+        v.copy_from(&plane(&data, 10), 2, 2, 10, 2, 1, "v").unwrap();
+        assert_eq!(u.data, [1, 2, 3, 4]);
+        assert_eq!(v.data, [1000, 1001, 1002, 1023]);
+    }
+
+    #[test]
+    fn refuses_out_of_range_samples_and_short_planes() {
+        let data: Vec<u8> = [5u16, 1024, 7, 8]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let mut out = OwnedPlane::default();
+        let err = out
+            .copy_from(&plane(&data, 4), 2, 2, 10, 1, 0, "luma")
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::SampleRange {
+                plane: "luma",
+                x: 1,
+                y: 0,
+                value: 1024,
+                bpc: 10
+            }
+        );
+        // The same bytes are fine at 16 bits.
+        out.copy_from(&plane(&data, 4), 2, 2, 16, 1, 0, "luma")
+            .unwrap();
+        assert_eq!(out.data, [5, 1024, 7, 8]);
+        // One byte short of the last row.
+        let err = out
+            .copy_from(&plane(&data[..7], 4), 2, 2, 16, 1, 0, "luma")
+            .unwrap_err();
+        assert!(matches!(err, Error::Geometry(_)), "{err:?}");
+        let err = out
+            .copy_from(&plane(&data, 4), 0, 2, 8, 1, 0, "luma")
+            .unwrap_err();
+        assert!(matches!(err, Error::Geometry(_)), "{err:?}");
     }
 }
