@@ -25,14 +25,29 @@
 //! (`vif_statistic_8`, `subsample_rd_8`); 9- to 16-bit content the 16-bit code. Above scale 0
 //! every depth runs `vif_statistic_16` / `subsample_rd_16` on 16-bit samples.
 //!
-//! # Exactness
+//! # Exactness and speed
 //!
-//! Every integer step is libvmaf's, with its types: 32-bit sums where libvmaf keeps 32 bits (they
-//! cannot overflow, the bound is written beside each), 64-bit sums elsewhere, the same rounding
-//! constants and shifts, the same wrap-around casts (`(int32_t)(u32 - u32)`), and the same double
-//! arithmetic for the gain (`g = sigma12 / (sigma1_sq + 65536e-10)` in f64, truncating casts).
-//! Only the order in which exact integer sums are added differs (filters are folded on their
-//! symmetry, which changes nothing: each sum is exact in its type).
+//! Every value libvmaf computes is computed here with the same result: the same rounding
+//! constants and shifts, the same truncating casts (`(uint16_t)`, `(uint32_t)`, the wrap-around
+//! `(int32_t)(u32 - u32)`), the same double arithmetic for the gain (`g = sigma12 / (sigma1_sq +
+//! 65536e-10)` in f64, then truncation to int32 / int64), the same log table. What differs is only
+//! how exact integer sums are formed, which cannot change them:
+//! - filters are folded on their symmetry (`c * (a + b)` for the two taps `c`);
+//! - a 64-bit sum of 32-bit products is kept as two 32-bit sums of their 16-bit halves and
+//!   recombined (`hi * 65536 + lo`) before libvmaf's rounding shift, so that the row loops run on
+//!   32-bit lanes;
+//! - the per-pixel branches become a branch-free pass plus a pass over the pixels that take the
+//!   gain path.
+//!
+//! Every 32-bit sum has its bound beside it (none can wrap; the dev profile's overflow checks
+//! would catch one). The row loops work on blocks of columns held in registers; on x86-64 CPUs
+//! with AVX2 the same code is compiled a second time for AVX2 and chosen at run time (integer
+//! results cannot depend on it; the double steps use no FMA). The tests compare both builds
+//! with a literal scalar transcription of libvmaf's C loops.
+
+// Index loops over slices re-cut to one length are the form of the row kernels that the
+// compiler vectorises without bounds checks (and the literal C transcription in the tests).
+#![allow(clippy::needless_range_loop)]
 
 use std::sync::OnceLock;
 
@@ -95,25 +110,22 @@ impl VifParams {
 /// `accum_num_non_log`, `accum_den_non_log`).
 ///
 /// Bounds at 15360x8640 (132 710 400 pixels at scale 0, fewer above), any depth up to 16 bits,
-/// any content, any `enhn_gain_limit`; see [`bounds`] for the per-pixel figures and
-/// `tests::accumulator_bounds_fit` for the check that they fit:
+/// any content, `enhn_gain_limit` in 1..=100; the per-pixel figures are in [`bounds`], and
+/// `tests::accumulator_bounds` checks them on worst-case content and that the totals fit.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct VifScaleAccum {
     /// Sum over "log" pixels with `sigma12 > 0 && sigma2_sq > 0` of
     /// `log2_64(g^2 sigma1_sq + sv_sq + 2^17) - log2_64(sv_sq + 2^17)` (Q11 base-2 logs).
-    /// Each term is in `0..=bounds::NUM_LOG_PER_PIXEL` (27 219): the first log is at most
-    /// 2048 * log2(2^33 + 2^32) and the second at least 2048 * 17, rounded by the table.
-    /// Total in `0..=3.62e12` (i64 max 9.2e18).
+    /// Each term is in `0..=bounds::NUM_LOG_PER_PIXEL` (57 344). Total in `0..=7.62e12`
+    /// (i64 max 9.2e18).
     pub num_log: i64,
     /// Sum over "log" pixels (`sigma1_sq >= 2^17`) of `log2_32(sigma1_sq + 2^17) - 17 * 2048`.
-    /// Each term is in `1..=bounds::DEN_LOG_PER_PIXEL` (26 625: `sigma1_sq < 2^30 + 2^20`).
-    /// Total in `0..=3.54e12`.
+    /// Each term is in `2048..=bounds::DEN_LOG_PER_PIXEL` (26 627). Total in `0..=3.54e12`.
     pub den_log: i64,
-    /// Sum over "non-log" pixels (`sigma1_sq < 2^17`) of `max(sigma2_sq, 0)` (Q16 variance of
-    /// the distorted image normalised to 8 bits). Each term is in
-    /// `0..=bounds::SIGMA_SQ_MAX` (2^30 + 2^20; the variance of samples in 0..=65535 is at most
-    /// 65535^2 / 4 < 2^30, plus rounding). Total in `0..=1.43e17` (i64 max 9.2e18).
+    /// Sum over "non-log" pixels (`sigma1_sq < 2^17`) of `max(sigma2_sq, 0)` (the Q16 variance
+    /// of the distorted image, normalised to 8 bits). Each term is in
+    /// `0..=bounds::SIGMA_SQ_MAX` (2^30 + 2^20). Total in `0..=1.43e17` (i64 max 9.2e18).
     pub num_non_log: i64,
     /// Number of "non-log" pixels: `0..=132 710 400`.
     pub den_non_log: i64,
@@ -130,16 +142,19 @@ pub struct VifAccum {
 pub mod bounds {
     /// Pixels of a 15360x8640 frame (the largest frame the bounds are written for).
     pub const PIXELS_16K: i64 = 15360 * 8640;
-    /// Upper bound of any `sigma1_sq`, `sigma2_sq` (Q16, normalised to 8 bits): 2^30 + 2^20.
+    /// Upper bound of `sigma1_sq`, `sigma2_sq` (Q16 variances normalised to 8 bits): a variance
+    /// of samples in `0..=M` is at most `M^2 / 4`, which is below 2^30 in these units at every
+    /// depth and scale (`65536 * 255^2 / 4` for 8-bit scale 0, `65535^2 / 4` elsewhere); the
+    /// fixed-point rounding adds a few units, far below the 2^20 margin.
     pub const SIGMA_SQ_MAX: i64 = (1 << 30) + (1 << 20);
-    /// Upper bound of one `accum_den_log` term: `2048 * log2(2^17 + SIGMA_SQ_MAX) - 2048 * 17`
-    /// rounded up (table entries are `round(2048 * log2f(i))`, so at most 1 above).
-    pub const DEN_LOG_PER_PIXEL: i64 = 26_625;
-    /// Upper bound of one `accum_num_log` term: the numerator `g^2 sigma1_sq + sv_sq + 2^17` is
-    /// below `sigma12^2 / sigma1_sq + 2^31 < 2^33`, so its log is below 2048 * 33 + 1; the
-    /// denominator's log is at least 2048 * 17. 2048 * 16 + 1 = 32 769 bounds it (measured
-    /// worst: far lower).
-    pub const NUM_LOG_PER_PIXEL: i64 = 2048 * 16 + 1;
+    /// Upper bound of one `accum_den_log` term: `log2_32(2^17 + SIGMA_SQ_MAX) - 2048 * 17`
+    /// (`log2_32` is non-decreasing).
+    pub const DEN_LOG_PER_PIXEL: i64 = 26_627;
+    /// Upper bound of one `accum_num_log` term. The gain is limited to `g <= 100`, so
+    /// `g^2 sigma1_sq <= 10^4 * SIGMA_SQ_MAX < 2^44` and the numerator is below 2^45: its
+    /// `log2_64` is at most `32768 + 2048 * 29` (table maximum, shift 29); the denominator's
+    /// is at least `2048 * 17`.
+    pub const NUM_LOG_PER_PIXEL: i64 = 32768 + 2048 * 29 - 2048 * 17;
 }
 
 /// The base-2 log table libvmaf's `log_generate()` fills: entry `i` (32767..=65535) is
@@ -264,34 +279,39 @@ enum Vertical {
     Sixteen { mu: Shift, sq: Shift },
 }
 
-/// Scratch rows of one call, allocated once for the widest scale.
+/// Mirrored columns kept on each side of a vertical-pass row (half of the widest filter).
+const PAD: usize = 8;
+
+/// Scratch rows of one call, allocated once for the widest scale (scale 0).
+///
+/// The eight per-row quantities, in this order in `v` and `h`: `mu1`, `mu2` (the filtered
+/// means), then `xx`, `yy`, `xy` (the filtered products), each split into 16-bit halves
+/// (`value = hi * 65536 + lo`, `hi` first) so that every horizontal filter sum of a half fits in
+/// 32 bits (`<= 65536 * 65535`) and the row loops run on 32-bit lanes.
 struct Scratch {
-    /// Vertical pass outputs, each `w + 2 * 8` long (8 mirrored columns on each side).
-    mu1: Vec<u32>,
-    mu2: Vec<u32>,
-    xx: Vec<u32>,
-    yy: Vec<u32>,
-    xy: Vec<u32>,
-    /// Per-pixel sigmas of one row.
+    /// Vertical-pass outputs (libvmaf's `buf.tmp.*`), `PAD + w + PAD` long, data at `PAD..`.
+    v: [Vec<u32>; 8],
+    /// Horizontal sums (`w` long).
+    h: [Vec<u32>; 8],
+    /// Per-pixel `sigma1_sq`, `max(sigma2_sq, 0)`, `sigma12` of one row.
     s1: Vec<i32>,
     s2: Vec<i32>,
     s12: Vec<i32>,
+    /// `numer1` and `g * g * sigma1_sq` of the pixels of a row that take the gain path.
+    numer1: Vec<u32>,
+    prod: Vec<f64>,
 }
-
-const PAD: usize = 8;
 
 impl Scratch {
     fn new(w: usize) -> Scratch {
-        let n = w + 2 * PAD;
         Scratch {
-            mu1: vec![0; n],
-            mu2: vec![0; n],
-            xx: vec![0; n],
-            yy: vec![0; n],
-            xy: vec![0; n],
+            v: std::array::from_fn(|_| vec![0; w + 2 * PAD]),
+            h: std::array::from_fn(|_| vec![0; w]),
             s1: vec![0; w],
             s2: vec![0; w],
             s12: vec![0; w],
+            numer1: vec![0; w],
+            prod: vec![0.0; w],
         }
     }
 }
@@ -306,125 +326,240 @@ fn pad_row(row: &mut [u32], w: usize, half: usize) {
     }
 }
 
-/// Vertical pass of `vif_statistic_8` (8-bit samples, scale 0): every sum fits 32 bits
-/// (`65536 * 255^2 < 2^32`), `mu` is rounded by `>> 8`, the squares are kept unshifted.
-#[inline(always)]
-fn vertical_stat_8<const FW: usize>(
-    f: &[u16; FW],
-    rr: [&[u16]; FW],
-    dr: [&[u16]; FW],
-    w: usize,
-    s: &mut Scratch,
-) {
-    let (mu1, mu2) = (&mut s.mu1[PAD..PAD + w], &mut s.mu2[PAD..PAD + w]);
-    let (xx, yy, xy) = (
-        &mut s.xx[PAD..PAD + w],
-        &mut s.yy[PAD..PAD + w],
-        &mut s.xy[PAD..PAD + w],
-    );
-    let rr = rr.map(|r| &r[..w]);
-    let dr = dr.map(|r| &r[..w]);
-    for j in 0..w {
-        // accum_mu <= 65536 * 255; accum_ref etc. <= 65536 * 255^2 < 2^32.
-        let (mut m1, mut m2, mut sxx, mut syy, mut sxy) = (0u32, 0u32, 0u32, 0u32, 0u32);
-        for k in 0..FW {
-            let c = f[k] as u32;
-            let a = rr[k][j] as u32;
-            let b = dr[k][j] as u32;
-            let ca = c * a;
-            let cb = c * b;
-            m1 += ca;
-            m2 += cb;
-            sxx += ca * a;
-            syy += cb * b;
-            sxy += ca * b;
+/// Run `block::<CH>(j0)` over `0..w` in blocks of `CH` columns, then `block::<1>` over the
+/// remaining columns. The blocks keep their sums in registers (`[u32; CH]` arrays the compiler
+/// turns into vectors).
+macro_rules! blocks {
+    ($w:expr, $ch:literal, |$j0:ident, $n:ident| $body:expr) => {{
+        let w = $w;
+        let mut start = 0;
+        while start + $ch <= w {
+            {
+                let $j0 = start;
+                const $n: usize = $ch;
+                $body;
+            }
+            start += $ch;
         }
-        mu1[j] = (m1 + 128) >> 8;
-        mu2[j] = (m2 + 128) >> 8;
-        xx[j] = sxx;
-        yy[j] = syy;
-        xy[j] = sxy;
-    }
+        while start < w {
+            {
+                let $j0 = start;
+                const $n: usize = 1;
+                $body;
+            }
+            start += 1;
+        }
+    }};
 }
 
-/// Vertical pass of `vif_statistic_16`: `mu` sums in 32 bits (`<= 65536 * 65535 + 32768 <
-/// 2^32`), square sums in 64 bits (`<= 65536 * 65535^2 < 2^48`), both rounded and shifted,
-/// `mu` truncated to 16 bits and the squares to 32 bits as libvmaf casts them (no value is
-/// lost: `mu <= 65535`, squares `<= 65535^2`).
+/// `CH` samples of `row` from `j0`, widened.
 #[inline(always)]
-fn vertical_stat_16<const FW: usize>(
-    f: &[u16; FW],
-    rr: [&[u16]; FW],
-    dr: [&[u16]; FW],
-    w: usize,
-    mu_shift: Shift,
-    sq_shift: Shift,
-    s: &mut Scratch,
-) {
-    let (mu1, mu2) = (&mut s.mu1[PAD..PAD + w], &mut s.mu2[PAD..PAD + w]);
-    let (xx, yy, xy) = (
-        &mut s.xx[PAD..PAD + w],
-        &mut s.yy[PAD..PAD + w],
-        &mut s.xy[PAD..PAD + w],
-    );
-    let rr = rr.map(|r| &r[..w]);
-    let dr = dr.map(|r| &r[..w]);
-    let (mr, ms) = (mu_shift.round as u32, mu_shift.shift);
-    let (sr, ss) = (sq_shift.round, sq_shift.shift);
-    for j in 0..w {
-        let (mut m1, mut m2, mut sxx, mut syy, mut sxy) = (0u32, 0u32, 0u64, 0u64, 0u64);
-        for k in 0..FW {
-            let c = f[k] as u32;
-            let a = rr[k][j] as u32;
-            let b = dr[k][j] as u32;
-            let ca = c * a;
-            let cb = c * b;
-            m1 += ca;
-            m2 += cb;
-            sxx += ca as u64 * a as u64;
-            syy += cb as u64 * b as u64;
-            sxy += ca as u64 * b as u64;
-        }
-        mu1[j] = ((m1 + mr) >> ms) as u16 as u32;
-        mu2[j] = ((m2 + mr) >> ms) as u16 as u32;
-        xx[j] = ((sxx + sr) >> ss) as u32;
-        yy[j] = ((syy + sr) >> ss) as u32;
-        xy[j] = ((sxy + sr) >> ss) as u32;
-    }
+fn load<const CH: usize>(row: &[u16], j0: usize) -> [u32; CH] {
+    let a: &[u16; CH] = row[j0..j0 + CH].try_into().unwrap();
+    a.map(|x| x as u32)
 }
 
-/// Horizontal pass shared by both statistics, then the sigmas of each pixel of the row.
+/// `CH` values of `row` from `j0`.
 #[inline(always)]
-fn horizontal_stat<const FW: usize>(f: &[u16; FW], w: usize, s: &mut Scratch) {
+fn load32<const CH: usize>(row: &[u32], j0: usize) -> [u32; CH] {
+    *<&[u32; CH]>::try_from(&row[j0..j0 + CH]).unwrap()
+}
+
+/// Store `x` at `row[j0..]`.
+#[inline(always)]
+fn store<const CH: usize>(row: &mut [u32], j0: usize, x: [u32; CH]) {
+    row[j0..j0 + CH].copy_from_slice(&x);
+}
+
+/// `sum_k f[k] * rows[k][j]` for `CH` columns from `j0` (a vertical filter of samples <=
+/// 65535), folded on the filter's symmetry. Bound: `<= 65536 * 65535 < 2^32` (filters sum to
+/// 65536); a folded term `f[k] * (a + b) <= 16004 * 131070 < 2^32` (16004 is the largest
+/// off-centre tap of any filter).
+#[inline(always)]
+fn vsum<const FW: usize, const CH: usize>(
+    f: &[u16; FW],
+    rows: &[&[u16]; FW],
+    j0: usize,
+) -> [u32; CH] {
     let half = FW / 2;
-    for row in [&mut s.mu1, &mut s.mu2, &mut s.xx, &mut s.yy, &mut s.xy] {
-        pad_row(row, w, half);
+    let c = f[half] as u32;
+    let mut acc = load::<CH>(rows[half], j0).map(|a| c * a);
+    for k in 0..half {
+        let c = f[k] as u32;
+        let (a0, a1) = (load::<CH>(rows[k], j0), load::<CH>(rows[FW - 1 - k], j0));
+        for l in 0..CH {
+            acc[l] += c * (a0[l] + a1[l]);
+        }
     }
+    acc
+}
+
+/// `out[j] = sum_k f[k] * p[j + k]` over a padded row of values <= 65535 (`p.len() >= w + FW -
+/// 1`), folded on the symmetry. Same bounds as [`vsum`].
+#[inline(always)]
+fn hsum<const FW: usize>(f: &[u16; FW], p: &[u32], out: &mut [u32]) {
+    let half = FW / 2;
+    blocks!(out.len(), 32, |j0, CH| {
+        let c = f[half] as u32;
+        let mut acc = load32::<CH>(p, j0 + half).map(|a| c * a);
+        for k in 0..half {
+            let c = f[k] as u32;
+            let (a0, a1) = (load32::<CH>(p, j0 + k), load32::<CH>(p, j0 + FW - 1 - k));
+            for l in 0..CH {
+                acc[l] += c * (a0[l] + a1[l]);
+            }
+        }
+        store(out, j0, acc)
+    });
+}
+
+/// Vertical pass of `vif_statistic_8` (8-bit samples, scale 0) for one row: libvmaf's 32-bit
+/// sums (`mu <= 65536 * 255`, squares `<= 65536 * 255^2 < 2^32`; a folded square term
+/// `f[k] * (a0^2 + a1^2) <= 7455 * 130050 < 2^32`), `mu` rounded by `+ 128 >> 8`, squares kept
+/// whole (then split into halves).
+#[inline(always)]
+fn vertical_8<const FW: usize>(
+    f: &[u16; FW],
+    ra: &[&[u16]; FW],
+    da: &[&[u16]; FW],
+    w: usize,
+    s: &mut Scratch,
+) {
+    let half = FW / 2;
+    let [vm1, vm2, vxxh, vxxl, vyyh, vyyl, vxyh, vxyl] = &mut s.v;
+    blocks!(w, 16, |j0, CH| {
+        let c = f[half] as u32;
+        let (a, b) = (load::<CH>(ra[half], j0), load::<CH>(da[half], j0));
+        let mut m1 = a.map(|a| c * a);
+        let mut m2 = b.map(|b| c * b);
+        let mut xx = a.map(|a| c * (a * a));
+        let mut yy = b.map(|b| c * (b * b));
+        let mut xy = [0u32; CH];
+        for l in 0..CH {
+            xy[l] = c * (a[l] * b[l]);
+        }
+        for k in 0..half {
+            let c = f[k] as u32;
+            let (a0, a1) = (load::<CH>(ra[k], j0), load::<CH>(ra[FW - 1 - k], j0));
+            let (b0, b1) = (load::<CH>(da[k], j0), load::<CH>(da[FW - 1 - k], j0));
+            for l in 0..CH {
+                let (a0, a1, b0, b1) = (a0[l], a1[l], b0[l], b1[l]);
+                m1[l] += c * (a0 + a1);
+                m2[l] += c * (b0 + b1);
+                xx[l] += c * (a0 * a0 + a1 * a1);
+                yy[l] += c * (b0 * b0 + b1 * b1);
+                xy[l] += c * (a0 * b0 + a1 * b1);
+            }
+        }
+        let o = PAD + j0;
+        store(vm1, o, m1.map(|m| (m + 128) >> 8));
+        store(vm2, o, m2.map(|m| (m + 128) >> 8));
+        store(vxxh, o, xx.map(|x| x >> 16));
+        store(vxxl, o, xx.map(|x| x & 0xffff));
+        store(vyyh, o, yy.map(|x| x >> 16));
+        store(vyyl, o, yy.map(|x| x & 0xffff));
+        store(vxyh, o, xy.map(|x| x >> 16));
+        store(vxyl, o, xy.map(|x| x & 0xffff))
+    });
+}
+
+/// Vertical pass of `vif_statistic_16` for one row. libvmaf sums `mu` in 32 bits (`<= 65536 *
+/// 65535`) and the squares in 64 bits (`<= 65536 * 65535^2 < 2^48`); here each product
+/// (`<= 65535^2 < 2^32`) is split into 16-bit halves summed in 32 bits (bounds as [`vsum`]),
+/// recombined exactly in 64 bits before libvmaf's rounding shift. Outputs are cast as libvmaf
+/// casts them (`mu` to 16 bits, squares to 32; neither loses anything: `mu <= 65535`, squares
+/// `<= 65535^2`).
+#[inline(always)]
+fn vertical_16<const FW: usize>(
+    f: &[u16; FW],
+    ra: &[&[u16]; FW],
+    da: &[&[u16]; FW],
+    w: usize,
+    mu: Shift,
+    sq: Shift,
+    s: &mut Scratch,
+) {
+    let half = FW / 2;
+    let (mr, ms) = (mu.round as u32, mu.shift);
+    let (sr, ss) = (sq.round, sq.shift);
+    let [vm1, vm2, vxxh, vxxl, vyyh, vyyl, vxyh, vxyl] = &mut s.v;
+    blocks!(w, 8, |j0, CH| {
+        let m1 = vsum::<FW, CH>(f, ra, j0);
+        let m2 = vsum::<FW, CH>(f, da, j0);
+        let c = f[half] as u32;
+        let (a, b) = (load::<CH>(ra[half], j0), load::<CH>(da[half], j0));
+        let (mut xxh, mut xxl, mut yyh, mut yyl, mut xyh, mut xyl) = (
+            [0u32; CH], [0u32; CH], [0u32; CH], [0u32; CH], [0u32; CH], [0u32; CH],
+        );
+        for l in 0..CH {
+            let (pa, pb, pab) = (a[l] * a[l], b[l] * b[l], a[l] * b[l]);
+            (xxh[l], xxl[l]) = (c * (pa >> 16), c * (pa & 0xffff));
+            (yyh[l], yyl[l]) = (c * (pb >> 16), c * (pb & 0xffff));
+            (xyh[l], xyl[l]) = (c * (pab >> 16), c * (pab & 0xffff));
+        }
+        for k in 0..half {
+            let c = f[k] as u32;
+            let (a0, a1) = (load::<CH>(ra[k], j0), load::<CH>(ra[FW - 1 - k], j0));
+            let (b0, b1) = (load::<CH>(da[k], j0), load::<CH>(da[FW - 1 - k], j0));
+            for l in 0..CH {
+                let (a0, a1, b0, b1) = (a0[l], a1[l], b0[l], b1[l]);
+                let (p0, p1) = (a0 * a0, a1 * a1);
+                xxh[l] += c * ((p0 >> 16) + (p1 >> 16));
+                xxl[l] += c * ((p0 & 0xffff) + (p1 & 0xffff));
+                let (p0, p1) = (b0 * b0, b1 * b1);
+                yyh[l] += c * ((p0 >> 16) + (p1 >> 16));
+                yyl[l] += c * ((p0 & 0xffff) + (p1 & 0xffff));
+                let (p0, p1) = (a0 * b0, a1 * b1);
+                xyh[l] += c * ((p0 >> 16) + (p1 >> 16));
+                xyl[l] += c * ((p0 & 0xffff) + (p1 & 0xffff));
+            }
+        }
+        let o = PAD + j0;
+        // m + round <= 65536 * 65535 + 32768 < 2^32.
+        store(vm1, o, m1.map(|m| ((m + mr) >> ms) as u16 as u32));
+        store(vm2, o, m2.map(|m| ((m + mr) >> ms) as u16 as u32));
+        // (uint32_t)((accum + round) >> shift) of the recombined 64-bit sum, split again.
+        for (h, l, vh, vl) in [
+            (xxh, xxl, &mut *vxxh, &mut *vxxl),
+            (yyh, yyl, &mut *vyyh, &mut *vyyl),
+            (xyh, xyl, &mut *vxyh, &mut *vxyl),
+        ] {
+            let mut x = [0u32; CH];
+            for q in 0..CH {
+                x[q] = ((((h[q] as u64) << 16) + l[q] as u64 + sr) >> ss) as u32;
+            }
+            store(vh, o, x.map(|x| x >> 16));
+            store(vl, o, x.map(|x| x & 0xffff));
+        }
+    });
+}
+
+/// Horizontal pass shared by both statistics (mirror the row ends, filter), then the sigmas of
+/// each pixel of the row.
+#[inline(always)]
+fn horizontal<const FW: usize>(f: &[u16; FW], w: usize, s: &mut Scratch) {
+    let half = FW / 2;
     let base = PAD - half;
-    let mu1 = &s.mu1[base..base + w + FW - 1];
-    let mu2 = &s.mu2[base..base + w + FW - 1];
-    let xx = &s.xx[base..base + w + FW - 1];
-    let yy = &s.yy[base..base + w + FW - 1];
-    let xy = &s.xy[base..base + w + FW - 1];
+    for (v, h) in s.v.iter_mut().zip(s.h.iter_mut()) {
+        pad_row(v, w, half);
+        hsum(f, &v[base..base + w + FW - 1], &mut h[..w]);
+    }
+    let [m1, m2, xxh, xxl, yyh, yyl, xyh, xyl] = &s.h;
+    let (m1, m2) = (&m1[..w], &m2[..w]);
+    let (xxh, xxl, yyh, yyl) = (&xxh[..w], &xxl[..w], &yyh[..w], &yyl[..w]);
+    let (xyh, xyl) = (&xyh[..w], &xyl[..w]);
     let (s1, s2, s12) = (&mut s.s1[..w], &mut s.s2[..w], &mut s.s12[..w]);
     for j in 0..w {
-        // accum_mu <= 65536 * 65535 < 2^32; accum_ref etc. <= 65536 * (2^32 - 1) < 2^48.
-        let (mut m1, mut m2, mut sxx, mut syy, mut sxy) = (0u32, 0u32, 0u64, 0u64, 0u64);
-        for k in 0..FW {
-            let c = f[k] as u32;
-            m1 += c * mu1[j + k];
-            m2 += c * mu2[j + k];
-            sxx += c as u64 * xx[j + k] as u64;
-            syy += c as u64 * yy[j + k] as u64;
-            sxy += c as u64 * xy[j + k] as u64;
-        }
-        // (2^32 - 65536)^2 + 2^31 < 2^64.
-        let mu1_sq = ((m1 as u64 * m1 as u64 + 2147483648) >> 32) as u32;
-        let mu2_sq = ((m2 as u64 * m2 as u64 + 2147483648) >> 32) as u32;
-        let mu1_mu2 = ((m1 as u64 * m2 as u64 + 2147483648) >> 32) as u32;
-        let xx_filt = ((sxx + 32768) >> 16) as u32;
-        let yy_filt = ((syy + 32768) >> 16) as u32;
-        let xy_filt = ((sxy + 32768) >> 16) as u32;
+        let (mu1, mu2) = (m1[j] as u64, m2[j] as u64);
+        // mu <= 65536 * 65535, so mu^2 + 2^31 < 2^64.
+        let mu1_sq = ((mu1 * mu1 + 2147483648) >> 32) as u32;
+        let mu2_sq = ((mu2 * mu2 + 2147483648) >> 32) as u32;
+        let mu1_mu2 = ((mu1 * mu2 + 2147483648) >> 32) as u32;
+        // libvmaf: (uint32_t)((accum + 32768) >> 16) with accum = hi * 65536 + lo (64 bits);
+        // lo + 32768 <= 65536 * 65535 + 32768 < 2^32; the wrapping add is libvmaf's cast.
+        let xx_filt = xxh[j].wrapping_add((xxl[j] + 32768) >> 16);
+        let yy_filt = yyh[j].wrapping_add((yyl[j] + 32768) >> 16);
+        let xy_filt = xyh[j].wrapping_add((xyl[j] + 32768) >> 16);
         // libvmaf: (int32_t)(u32 - u32), wrapping.
         s1[j] = xx_filt.wrapping_sub(mu1_sq) as i32;
         s2[j] = (yy_filt.wrapping_sub(mu2_sq) as i32).max(0);
@@ -433,36 +568,56 @@ fn horizontal_stat<const FW: usize>(f: &[u16; FW], w: usize, s: &mut Scratch) {
 }
 
 /// The per-pixel part of `vif_statistic_8/_16` for one row of sigmas.
+///
+/// libvmaf branches per pixel; here a first, branch-free pass sums the "non-log" terms and
+/// `accum_den_log` and packs the sigmas of the pixels that take the gain path
+/// (`sigma1_sq >= sigma_nsq`, `sigma12 > 0`, `sigma2_sq > 0`) to the front of `s`; a second pass
+/// does libvmaf's double arithmetic on those (vectorisable: no integer conversion wider than 32
+/// bits), a third the 64-bit conversion and the logs. The sums are the same integers.
 #[inline(always)]
 fn accumulate_row(
-    s1: &[i32],
-    s2: &[i32],
-    s12: &[i32],
+    w: usize,
+    s: &mut Scratch,
     egl: f64,
     table: &[u16; 65537],
     acc: &mut VifScaleAccum,
 ) {
+    let (s1, s2, s12) = (&mut s.s1[..w], &mut s.s2[..w], &mut s.s12[..w]);
     let (mut num_log, mut den_log, mut num_non_log, mut den_non_log) = (0i64, 0i64, 0i64, 0i64);
-    for ((&sigma1_sq, &sigma2_sq), &sigma12) in s1.iter().zip(s2).zip(s12) {
-        if sigma1_sq >= SIGMA_NSQ {
-            den_log += (log2_32(table, (SIGMA_NSQ + sigma1_sq) as u32) - 2048 * 17) as i64;
-            if sigma12 > 0 && sigma2_sq > 0 {
-                // libvmaf: double g = sigma12 / (sigma1_sq + eps);
-                let g = sigma12 as f64 / (sigma1_sq as f64 + GAIN_EPS);
-                // int32_t sv_sq = sigma2_sq - g * sigma12;  (truncation toward zero)
-                let sv_sq = (sigma2_sq as f64 - g * sigma12 as f64) as i32;
-                let sv_sq = sv_sq.max(0);
-                // g = MIN(g, vif_enhn_gain_limit);
-                let g = if g < egl { g } else { egl };
-                let numer1 = (sv_sq + SIGMA_NSQ) as u32;
-                let numer1_tmp = (g * g * sigma1_sq as f64) as i64 + numer1 as i64;
-                num_log +=
-                    (log2_64(table, numer1_tmp as u64) - log2_64(table, numer1 as u64)) as i64;
-            }
-        } else {
-            num_non_log += sigma2_sq as i64;
-            den_non_log += 1;
-        }
+    let mut n = 0;
+    for j in 0..w {
+        let (sigma1_sq, sigma2_sq, sigma12) = (s1[j], s2[j], s12[j]);
+        let log = sigma1_sq >= SIGMA_NSQ;
+        // The log of a pixel outside the log branch is taken of 2^17 + 2^17 and discarded.
+        let arg = (SIGMA_NSQ + if log { sigma1_sq } else { SIGMA_NSQ }) as u32;
+        let d = (log2_32(table, arg) - 2048 * 17) as i64;
+        den_log += if log { d } else { 0 };
+        num_non_log += if log { 0 } else { sigma2_sq as i64 };
+        den_non_log += !log as i64;
+        // Pack (n <= j: this overwrites entries already read).
+        (s1[n], s2[n], s12[n]) = (sigma1_sq, sigma2_sq, sigma12);
+        n += (log & (sigma12 > 0) & (sigma2_sq > 0)) as usize;
+    }
+    let (s1, s2, s12) = (&s1[..n], &s2[..n], &s12[..n]);
+    let (numer1, prod) = (&mut s.numer1[..n], &mut s.prod[..n]);
+    for j in 0..n {
+        let (sigma1_sq, sigma2_sq, sigma12) = (s1[j], s2[j], s12[j]);
+        // libvmaf: double g = sigma12 / (sigma1_sq + eps);
+        let g = sigma12 as f64 / (sigma1_sq as f64 + GAIN_EPS);
+        // int32_t sv_sq = sigma2_sq - g * sigma12;  (truncation toward zero; in range, as
+        // 0 <= g * sigma12 and sigma2_sq < 2^31)
+        let sv_sq = (sigma2_sq as f64 - g * sigma12 as f64) as i32;
+        let sv_sq = sv_sq.max(0);
+        // g = MIN(g, vif_enhn_gain_limit);
+        let g = if g < egl { g } else { egl };
+        // uint32_t numer1 = (sv_sq + sigma_nsq);
+        numer1[j] = (sv_sq + SIGMA_NSQ) as u32;
+        prod[j] = g * g * sigma1_sq as f64;
+    }
+    for j in 0..n {
+        // int64_t numer1_tmp = (int64_t)((g * g * sigma1_sq)) + numer1;
+        let numer1_tmp = prod[j] as i64 + numer1[j] as i64;
+        num_log += (log2_64(table, numer1_tmp as u64) - log2_64(table, numer1[j] as u64)) as i64;
     }
     acc.num_log += num_log;
     acc.den_log += den_log;
@@ -470,7 +625,8 @@ fn accumulate_row(
     acc.den_non_log += den_non_log;
 }
 
-/// One scale's statistic (`vif_statistic_8` when `eight_bit`, else `vif_statistic_16`).
+/// One scale's statistic (`vif_statistic_8` or `vif_statistic_16`).
+#[inline(always)]
 fn statistic<const FW: usize>(
     f: &[u16; FW],
     r: Img<'_>,
@@ -486,18 +642,19 @@ fn statistic<const FW: usize>(
         let rr = r.taps::<FW>(i);
         let dr = d.taps::<FW>(i);
         match v {
-            Vertical::Eight => vertical_stat_8(f, rr, dr, w, s),
-            Vertical::Sixteen { mu, sq } => vertical_stat_16(f, rr, dr, w, mu, sq, s),
+            Vertical::Eight => vertical_8(f, &rr, &dr, w, s),
+            Vertical::Sixteen { mu, sq } => vertical_16(f, &rr, &dr, w, mu, sq, s),
         }
-        horizontal_stat(f, w, s);
-        accumulate_row(&s.s1[..w], &s.s2[..w], &s.s12[..w], egl, table, &mut acc);
+        horizontal(f, w, s);
+        accumulate_row(w, s, egl, table, &mut acc);
     }
     acc
 }
 
 /// `subsample_rd_8` / `subsample_rd_16`: filter `f` over `r` and `d` (vertical sums rounded by
-/// `v`, horizontal by `+ 32768 >> 16`), keep even rows and columns into `out_r`/`out_d`
-/// (`w / 2 x h / 2`, compact). Only the kept rows and columns are computed.
+/// `v` and cast to 16 bits, horizontal by `+ 32768 >> 16`), keep even rows and columns into
+/// `out_r` / `out_d` (`w / 2 x h / 2`, compact). Only the kept rows are filtered.
+#[inline(always)]
 fn subsample<const FW: usize>(
     f: &[u16; FW],
     r: Img<'_>,
@@ -510,45 +667,29 @@ fn subsample<const FW: usize>(
     let (w, h) = (r.w, r.h);
     let (ow, oh) = (w / 2, h / 2);
     let half = FW / 2;
+    let base = PAD - half;
     let (vr, vs) = (v.round as u32, v.shift);
     for oi in 0..oh {
         let i = 2 * oi;
-        let rr = r.taps::<FW>(i).map(|x| &x[..w]);
-        let dr = d.taps::<FW>(i).map(|x| &x[..w]);
-        {
-            let tr = &mut s.mu1[PAD..PAD + w];
-            let td = &mut s.mu2[PAD..PAD + w];
-            for j in 0..w {
-                // <= 65536 * 65535 + 32768 < 2^32.
-                let (mut ar, mut ad) = (0u32, 0u32);
-                for k in 0..FW {
-                    let c = f[k] as u32;
-                    ar += c * rr[k][j] as u32;
-                    ad += c * dr[k][j] as u32;
-                }
+        let [v_r, v_d, ..] = &mut s.v;
+        let [h_r, h_d, ..] = &mut s.h;
+        for (img, vv, hh) in [(r, v_r, h_r), (d, v_d, h_d)] {
+            let rows = img.taps::<FW>(i);
+            blocks!(w, 16, |j0, CH| {
                 // subsample_rd_16 casts to uint16_t, subsample_rd_8 does not; the value fits
                 // either way (<= 65535).
-                tr[j] = ((ar + vr) >> vs) as u16 as u32;
-                td[j] = ((ad + vr) >> vs) as u16 as u32;
-            }
+                let t = vsum::<FW, CH>(f, &rows, j0);
+                store(vv, PAD + j0, t.map(|t| ((t + vr) >> vs) as u16 as u32))
+            });
+            pad_row(vv, w, half);
+            hsum(f, &vv[base..base + w + FW - 1], &mut hh[..w]);
         }
-        pad_row(&mut s.mu1, w, half);
-        pad_row(&mut s.mu2, w, half);
-        let base = PAD - half;
-        let tr = &s.mu1[base..base + w + FW - 1];
-        let td = &s.mu2[base..base + w + FW - 1];
+        let (hr, hd) = (&s.h[0][..w], &s.h[1][..w]);
         let orow_r = &mut out_r[oi * ow..oi * ow + ow];
         let orow_d = &mut out_d[oi * ow..oi * ow + ow];
         for oj in 0..ow {
-            let j = 2 * oj;
-            let (mut ar, mut ad) = (0u32, 0u32);
-            for k in 0..FW {
-                let c = f[k] as u32;
-                ar += c * tr[j + k];
-                ad += c * td[j + k];
-            }
-            orow_r[oj] = ((ar + 32768) >> 16) as u16;
-            orow_d[oj] = ((ad + 32768) >> 16) as u16;
+            orow_r[oj] = ((hr[2 * oj] + 32768) >> 16) as u16;
+            orow_d[oj] = ((hd[2 * oj] + 32768) >> 16) as u16;
         }
     }
 }
@@ -600,21 +741,33 @@ pub fn try_compute(r: Plane<'_>, d: Plane<'_>, p: &VifParams) -> Result<VifAccum
 /// If the planes break what [`check`] checks (the engine checks first; [`try_compute`] returns
 /// the error instead). Samples above `2^bpc - 1` do not panic but give meaningless results.
 pub fn compute(r: Plane<'_>, d: Plane<'_>, p: &VifParams) -> VifAccum {
+    if let Err(e) = check(&r, &d, p) {
+        panic!("vif::compute: {e}");
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2")
+        && std::arch::is_x86_feature_detected!("lzcnt")
+    {
+        // SAFETY: compute_avx2 only requires these CPU features, checked just above.
+        return unsafe { compute_avx2(r, d, p) };
+    }
+    compute_inner(r, d, p)
+}
+
+/// [`compute_inner`] compiled for AVX2 (the integer row loops vectorise over 8 lanes). Floating
+/// point is unaffected: AVX2 does not include FMA, and Rust never contracts `a * b + c`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt")]
+unsafe fn compute_avx2(r: Plane<'_>, d: Plane<'_>, p: &VifParams) -> VifAccum {
+    compute_inner(r, d, p)
+}
+
+/// The whole computation, inlined into each instruction-set variant.
+#[inline(always)]
+fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams) -> VifAccum {
     let (w, h, bpc) = (r.width, r.height, r.bpc);
-    assert!(
-        (8..=16).contains(&bpc) && (w, h, bpc) == (d.width, d.height, d.bpc),
-        "vif::compute: planes {}x{}@{} and {}x{}@{} (use vif::check first)",
-        w,
-        h,
-        bpc,
-        d.width,
-        d.height,
-        d.bpc
-    );
-    assert!(
-        w >= MIN_WIDTH && h >= MIN_HEIGHT,
-        "vif::compute: {w}x{h} is below the minimum"
-    );
     let egl = p.enhn_gain_limit;
     let mut s = Scratch::new(w);
     let mut acc = VifAccum::default();
@@ -721,5 +874,772 @@ impl VifAccum {
     /// `integer_vif_scale0..3` (libvmaf's `VMAF_integer_feature_vif_scaleN_score`).
     pub fn scores(&self) -> [f64; 4] {
         self.scales.map(|s| s.score())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A literal, scalar transcription of libvmaf 3.2.0's C loops (`extract`, `subsample_rd_8/16`,
+    /// `decimate_and_pad`, `pad_top_and_bottom`, `vif_statistic_8/16`): frame buffers with
+    /// mirrored rows above and below, temporary rows with mirrored columns, the C types with C's
+    /// wrap-around for unsigned sums, and the per-pixel branches. It shares nothing with the
+    /// optimised code but the filter constants and the log table, and checks it where there
+    /// are no goldens (other depths, sizes, strides, synthetic extremes).
+    mod literal {
+        use super::super::*;
+
+        const FILTERS: [&[u16]; 4] = [&FILTER_0, &FILTER_1, &FILTER_2, &FILTER_3];
+        const ROWS_PAD: usize = 8;
+        const COLS_PAD: usize = 8;
+
+        /// A frame buffer: `ROWS_PAD` rows above and below row 0..h, `stride` samples a row.
+        struct Frame {
+            data: Vec<u16>,
+            stride: usize,
+        }
+
+        impl Frame {
+            fn idx(&self, y: isize, x: usize) -> usize {
+                ((ROWS_PAD as isize + y) as usize) * self.stride + x
+            }
+            fn get(&self, y: isize, x: usize) -> u16 {
+                self.data[self.idx(y, x)]
+            }
+            /// libvmaf's `pad_top_and_bottom`.
+            fn pad_top_and_bottom(&mut self, h: usize, fwidth: usize) {
+                let s = self.stride;
+                for i in 1..=(fwidth / 2) as isize {
+                    let (dst, src) = (self.idx(-i, 0), self.idx(i, 0));
+                    self.data.copy_within(src..src + s, dst);
+                    let (dst, src) = (
+                        self.idx(h as isize - 1 + i, 0),
+                        self.idx(h as isize - 1 - i, 0),
+                    );
+                    self.data.copy_within(src..src + s, dst);
+                }
+            }
+        }
+
+        /// libvmaf's `PADDING_SQ_DATA(_2)` on one temporary row (`COLS_PAD` before column 0).
+        fn pad_cols<T: Copy>(t: &mut [T], w: usize, half: usize) {
+            for f in 1..=half {
+                t[COLS_PAD - f] = t[COLS_PAD + f];
+                t[COLS_PAD + w - 1 + f] = t[COLS_PAD + w - 1 - f];
+            }
+        }
+
+        pub fn compute(r: &Plane<'_>, d: &Plane<'_>, egl: f64) -> VifAccum {
+            let (mut w, mut h, bpc) = (r.width, r.height, r.bpc as u32);
+            let stride = w;
+            let mk = |p: &Plane<'_>| {
+                let mut f = Frame {
+                    data: vec![0; (h + 2 * ROWS_PAD) * stride],
+                    stride,
+                };
+                for y in 0..h {
+                    let i = f.idx(y as isize, 0);
+                    f.data[i..i + w].copy_from_slice(p.row(y));
+                }
+                f.pad_top_and_bottom(h, FILTERS[0].len());
+                f
+            };
+            let (mut rf, mut df) = (mk(r), mk(d));
+            let mut acc = VifAccum::default();
+            for scale in 0..4 {
+                if scale > 0 {
+                    subsample(&mut rf, &mut df, w, h, scale, bpc);
+                    w /= 2;
+                    h /= 2;
+                }
+                acc.scales[scale] = statistic(&rf, &df, w, h, scale, bpc, egl);
+            }
+            acc
+        }
+
+        fn subsample(rf: &mut Frame, df: &mut Frame, w: usize, h: usize, scale: usize, bpc: u32) {
+            let filt = FILTERS[scale];
+            let (fw, half) = (filt.len(), filt.len() / 2);
+            let eight = bpc == 8 && scale == 1;
+            let (round_vp, shift_vp) = if scale == 1 {
+                (1u32 << (bpc - 1), bpc)
+            } else {
+                (32768, 16)
+            };
+            let mut mu1 = vec![0u16; w * h];
+            let mut mu2 = vec![0u16; w * h];
+            let mut tr = vec![0u32; w + 2 * COLS_PAD];
+            let mut td = vec![0u32; w + 2 * COLS_PAD];
+            for i in 0..h {
+                for j in 0..w {
+                    let (mut ar, mut ad) = (0u32, 0u32);
+                    for (fi, &c) in filt.iter().enumerate() {
+                        let y = i as isize - half as isize + fi as isize;
+                        ar = ar.wrapping_add((c as u32).wrapping_mul(rf.get(y, j) as u32));
+                        ad = ad.wrapping_add((c as u32).wrapping_mul(df.get(y, j) as u32));
+                    }
+                    let (vr, vd) = (
+                        ar.wrapping_add(round_vp) >> shift_vp,
+                        ad.wrapping_add(round_vp) >> shift_vp,
+                    );
+                    // subsample_rd_8 keeps the u32, subsample_rd_16 casts to uint16_t.
+                    tr[COLS_PAD + j] = if eight { vr } else { vr as u16 as u32 };
+                    td[COLS_PAD + j] = if eight { vd } else { vd as u16 as u32 };
+                }
+                pad_cols(&mut tr, w, half);
+                pad_cols(&mut td, w, half);
+                for j in 0..w {
+                    let (mut ar, mut ad) = (0u32, 0u32);
+                    for fj in 0..fw {
+                        let c = filt[fj] as u32;
+                        let x = COLS_PAD + j + fj - half;
+                        ar = ar.wrapping_add(c.wrapping_mul(tr[x]));
+                        ad = ad.wrapping_add(c.wrapping_mul(td[x]));
+                    }
+                    mu1[i * w + j] = (ar.wrapping_add(32768) >> 16) as u16;
+                    mu2[i * w + j] = (ad.wrapping_add(32768) >> 16) as u16;
+                }
+            }
+            // decimate_and_pad: pad width is that of filter scale - 1 (libvmaf passes the
+            // subsample's own scale index, 0 for subsample_rd_8).
+            for i in 0..h / 2 {
+                for j in 0..w / 2 {
+                    let (ir, id) = (rf.idx(i as isize, j), df.idx(i as isize, j));
+                    rf.data[ir] = mu1[(2 * i) * w + 2 * j];
+                    df.data[id] = mu2[(2 * i) * w + 2 * j];
+                }
+            }
+            rf.pad_top_and_bottom(h / 2, FILTERS[scale - 1].len());
+            df.pad_top_and_bottom(h / 2, FILTERS[scale - 1].len());
+        }
+
+        fn log2_32(t: &[u16; 65537], temp: u32) -> i32 {
+            let k = 16 - temp.leading_zeros() as i32;
+            t[(temp >> k) as usize] as i32 + 2048 * k
+        }
+
+        fn log2_64(t: &[u16; 65537], temp: u64) -> i32 {
+            assert!(temp >= 0x20000);
+            let k = 48 - temp.leading_zeros() as i32;
+            t[(temp >> k) as usize] as i32 + 2048 * k
+        }
+
+        fn statistic(
+            rf: &Frame,
+            df: &Frame,
+            w: usize,
+            h: usize,
+            scale: usize,
+            bpc: u32,
+            egl: f64,
+        ) -> VifScaleAccum {
+            let table = log2_table();
+            let filt = FILTERS[scale];
+            let (fw, half) = (filt.len(), filt.len() / 2);
+            let eight = bpc == 8 && scale == 0;
+            let (round_vp, shift_vp, round_sq, shift_sq) = if scale == 0 {
+                let sq = (bpc - 8) * 2;
+                (
+                    1u32 << (bpc - 1),
+                    bpc,
+                    if bpc == 8 { 0 } else { 1u64 << (sq - 1) },
+                    sq,
+                )
+            } else {
+                (32768, 16, 32768, 16)
+            };
+            let n = w + 2 * COLS_PAD;
+            let (mut tm1, mut tm2) = (vec![0u32; n], vec![0u32; n]);
+            let (mut txx, mut tyy, mut txy) = (vec![0u32; n], vec![0u32; n], vec![0u32; n]);
+            let mut a = VifScaleAccum::default();
+            for i in 0..h {
+                for j in 0..w {
+                    let (mut m1, mut m2) = (0u32, 0u32);
+                    let (mut xx8, mut yy8, mut xy8) = (0u32, 0u32, 0u32);
+                    let (mut xx, mut yy, mut xy) = (0u64, 0u64, 0u64);
+                    for (fi, &c) in filt.iter().enumerate() {
+                        let y = i as isize - half as isize + fi as isize;
+                        let (pr, pd) = (rf.get(y, j) as u32, df.get(y, j) as u32);
+                        let (cr, cd) = ((c as u32).wrapping_mul(pr), (c as u32).wrapping_mul(pd));
+                        m1 = m1.wrapping_add(cr);
+                        m2 = m2.wrapping_add(cd);
+                        if eight {
+                            xx8 = xx8.wrapping_add(cr.wrapping_mul(pr));
+                            yy8 = yy8.wrapping_add(cd.wrapping_mul(pd));
+                            xy8 = xy8.wrapping_add(cr.wrapping_mul(pd));
+                        } else {
+                            xx = xx.wrapping_add(cr as u64 * pr as u64);
+                            yy = yy.wrapping_add(cd as u64 * pd as u64);
+                            xy = xy.wrapping_add(cr as u64 * pd as u64);
+                        }
+                    }
+                    let x = COLS_PAD + j;
+                    if eight {
+                        tm1[x] = m1.wrapping_add(128) >> 8;
+                        tm2[x] = m2.wrapping_add(128) >> 8;
+                        (txx[x], tyy[x], txy[x]) = (xx8, yy8, xy8);
+                    } else {
+                        tm1[x] = (m1.wrapping_add(round_vp) >> shift_vp) as u16 as u32;
+                        tm2[x] = (m2.wrapping_add(round_vp) >> shift_vp) as u16 as u32;
+                        txx[x] = (xx.wrapping_add(round_sq) >> shift_sq) as u32;
+                        tyy[x] = (yy.wrapping_add(round_sq) >> shift_sq) as u32;
+                        txy[x] = (xy.wrapping_add(round_sq) >> shift_sq) as u32;
+                    }
+                }
+                for t in [&mut tm1, &mut tm2, &mut txx, &mut tyy, &mut txy] {
+                    pad_cols(t, w, half);
+                }
+                for j in 0..w {
+                    let (mut m1, mut m2) = (0u32, 0u32);
+                    let (mut xx, mut yy, mut xy) = (0u64, 0u64, 0u64);
+                    for fj in 0..fw {
+                        let c = filt[fj] as u32;
+                        let x = COLS_PAD + j + fj - half;
+                        m1 = m1.wrapping_add(c.wrapping_mul(tm1[x]));
+                        m2 = m2.wrapping_add(c.wrapping_mul(tm2[x]));
+                        xx = xx.wrapping_add(c as u64 * txx[x] as u64);
+                        yy = yy.wrapping_add(c as u64 * tyy[x] as u64);
+                        xy = xy.wrapping_add(c as u64 * txy[x] as u64);
+                    }
+                    let sq =
+                        |a: u32, b: u32| ((a as u64 * b as u64).wrapping_add(1 << 31) >> 32) as u32;
+                    let (mu1_sq, mu2_sq, mu1_mu2) = (sq(m1, m1), sq(m2, m2), sq(m1, m2));
+                    let xx_filt = (xx.wrapping_add(32768) >> 16) as u32;
+                    let yy_filt = (yy.wrapping_add(32768) >> 16) as u32;
+                    let xy_filt = (xy.wrapping_add(32768) >> 16) as u32;
+                    let sigma1_sq = xx_filt.wrapping_sub(mu1_sq) as i32;
+                    let mut sigma2_sq = yy_filt.wrapping_sub(mu2_sq) as i32;
+                    let sigma12 = xy_filt.wrapping_sub(mu1_mu2) as i32;
+                    sigma2_sq = sigma2_sq.max(0);
+                    if sigma1_sq >= SIGMA_NSQ {
+                        a.den_log +=
+                            (log2_32(table, (SIGMA_NSQ + sigma1_sq) as u32) - 2048 * 17) as i64;
+                        if sigma12 > 0 && sigma2_sq > 0 {
+                            let eps = 65536.0 * 1.0e-10;
+                            let mut g = sigma12 as f64 / (sigma1_sq as f64 + eps);
+                            let mut sv_sq = (sigma2_sq as f64 - g * sigma12 as f64) as i32;
+                            sv_sq = sv_sq.max(0);
+                            g = if g < egl { g } else { egl };
+                            let numer1 = (sv_sq + SIGMA_NSQ) as u32;
+                            let numer1_tmp = (g * g * sigma1_sq as f64) as i64 + numer1 as i64;
+                            a.num_log += (log2_64(table, numer1_tmp as u64)
+                                - log2_64(table, numer1 as u64))
+                                as i64;
+                        }
+                    } else {
+                        a.num_non_log += sigma2_sq as i64;
+                        a.den_non_log += 1;
+                    }
+                }
+            }
+            a
+        }
+    }
+
+    /// xorshift64*: deterministic test content.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: u32) -> u32 {
+            ((self.next() >> 32) % n as u64) as u32
+        }
+    }
+
+    /// A natural-ish pair: smooth reference with texture; the distorted one is a contrast
+    /// change (gain above and below 1, which exercises the gain limit), blur-free noise and an
+    /// offset, clamped to `bpc` bits.
+    fn natural(w: usize, h: usize, bpc: u8, seed: u64) -> (Vec<u16>, Vec<u16>) {
+        let max = (1u32 << bpc) - 1;
+        let mut rng = Rng(seed | 1);
+        let (fx, fy) = (
+            0.05 + rng.below(100) as f64 / 500.0,
+            0.03 + rng.below(100) as f64 / 700.0,
+        );
+        let mut r = vec![0u16; w * h];
+        let mut d = vec![0u16; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                let base = 0.5
+                    + 0.3 * (x as f64 * fx).sin() * (y as f64 * fy).cos()
+                    + 0.15 * ((x + 2 * y) as f64 * 0.31).sin();
+                let tex =
+                    (rng.below(1000) as f64 / 1000.0 - 0.5) * if x < w / 2 { 0.2 } else { 0.02 };
+                // A flat corner (non-log pixels) next to textured areas.
+                let flat = x >= w * 3 / 4 && y >= h * 2 / 3;
+                let v = if flat {
+                    max / 3
+                } else {
+                    ((base + tex).clamp(0.0, 1.0) * max as f64) as u32
+                };
+                let gain = if y < h / 2 { 1.6 } else { 0.7 };
+                let noise = (rng.below(1000) as f64 / 1000.0 - 0.5) * 0.05 * max as f64;
+                let dv = ((v as f64 - max as f64 / 2.0) * gain
+                    + max as f64 / 2.0
+                    + noise
+                    + 0.01 * max as f64)
+                    .clamp(0.0, max as f64) as u32;
+                r[y * w + x] = v.min(max) as u16;
+                d[y * w + x] = dv.min(max) as u16;
+            }
+        }
+        (r, d)
+    }
+
+    /// Extreme patterns of 0 and 2^bpc - 1.
+    fn pattern(w: usize, h: usize, bpc: u8, kind: usize) -> Vec<u16> {
+        let max = ((1u32 << bpc) - 1) as u16;
+        (0..w * h)
+            .map(|i| {
+                let (x, y) = (i % w, i / w);
+                let on = match kind {
+                    0 => false,                    // all 0
+                    1 => true,                     // all max
+                    2 => (x + y) % 2 == 0,         // checkerboard
+                    3 => (x + y) % 2 == 1,         // inverted checkerboard
+                    4 => (x / 3 + y / 5) % 2 == 0, // blocks
+                    _ => x % 2 == 0,               // vertical stripes
+                };
+                if on { max } else { 0 }
+            })
+            .collect()
+    }
+
+    fn plane(data: &[u16], w: usize, h: usize, bpc: u8) -> Plane<'_> {
+        Plane::from_slice(data, w, h, bpc)
+    }
+
+    /// Optimised (dispatched and portable builds) against the literal transcription.
+    #[allow(clippy::too_many_arguments)]
+    fn same_as_literal(
+        r: &[u16],
+        d: &[u16],
+        w: usize,
+        h: usize,
+        bpc: u8,
+        egl: f64,
+        what: &str,
+        bad: &mut Vec<String>,
+    ) -> VifAccum {
+        let p = VifParams {
+            enhn_gain_limit: egl,
+        };
+        let (rp, dp) = (plane(r, w, h, bpc), plane(d, w, h, bpc));
+        let want = literal::compute(&rp, &dp, egl);
+        let got = compute(rp, dp, &p);
+        let portable = compute_inner(rp, dp, &p);
+        if got != want {
+            bad.push(format!(
+                "{what} {w}x{h} {bpc}-bit egl {egl}: got {got:?}, want {want:?}"
+            ));
+        }
+        if portable != want {
+            bad.push(format!(
+                "{what} {w}x{h} {bpc}-bit egl {egl} (portable): got {portable:?}, want {want:?}"
+            ));
+        }
+        want
+    }
+
+    fn finish(bad: Vec<String>, checked: usize) {
+        assert!(checked > 0);
+        assert!(
+            bad.is_empty(),
+            "{} of {checked} cases differ:\n{}",
+            bad.len(),
+            bad.join("\n")
+        );
+    }
+
+    #[test]
+    fn matches_literal_on_natural_content_every_depth_and_odd_sizes() {
+        let mut bad = vec![];
+        let mut n = 0;
+        for (i, &(w, h)) in [
+            (33, 33),
+            (34, 35),
+            (47, 39),
+            (64, 64),
+            (97, 61),
+            (130, 41),
+            (161, 100),
+        ]
+        .iter()
+        .enumerate()
+        {
+            for bpc in 8..=16u8 {
+                let (r, d) = natural(w, h, bpc, 1000 + i as u64 * 17 + bpc as u64);
+                for egl in [100.0, 1.0, 1.3] {
+                    let acc = same_as_literal(&r, &d, w, h, bpc, egl, "natural", &mut bad);
+                    // The content reaches every branch at scale 0.
+                    let s0 = acc.scales[0];
+                    assert!(
+                        s0.num_log > 0 && s0.den_log > 0 && s0.den_non_log > 0,
+                        "{w}x{h} {bpc}: {s0:?}"
+                    );
+                    n += 1;
+                }
+            }
+        }
+        finish(bad, n);
+    }
+
+    #[test]
+    fn matches_literal_on_max_difference_patterns() {
+        let mut bad = vec![];
+        let mut n = 0;
+        for bpc in 8..=16u8 {
+            for (w, h) in [(33, 33), (40, 37)] {
+                for kr in 0..6 {
+                    for kd in 0..6 {
+                        let (r, d) = (pattern(w, h, bpc, kr), pattern(w, h, bpc, kd));
+                        same_as_literal(
+                            &r,
+                            &d,
+                            w,
+                            h,
+                            bpc,
+                            100.0,
+                            &format!("pattern {kr}/{kd}"),
+                            &mut bad,
+                        );
+                        n += 1;
+                    }
+                }
+            }
+        }
+        finish(bad, n);
+    }
+
+    #[test]
+    fn flat_frames_score_one() {
+        for bpc in 8..=16u8 {
+            let max = ((1u32 << bpc) - 1) as u16;
+            for (vr, vd) in [(0, 0), (max / 3, max / 3), (0, max), (max, 0)] {
+                let (w, h) = (45, 38);
+                let (r, d) = (vec![vr; w * h], vec![vd; w * h]);
+                let acc = compute(
+                    plane(&r, w, h, bpc),
+                    plane(&d, w, h, bpc),
+                    &VifParams::default(),
+                );
+                // No variance anywhere: every pixel is "non-log" with sigma2_sq = 0, so num = den =
+                // the pixel count of the scale.
+                let (mut sw, mut sh) = (w, h);
+                for (s, a) in acc.scales.iter().enumerate() {
+                    let want = VifScaleAccum {
+                        num_log: 0,
+                        den_log: 0,
+                        num_non_log: 0,
+                        den_non_log: (sw * sh) as i64,
+                    };
+                    assert_eq!(*a, want, "{bpc}-bit {vr}/{vd} scale {s}");
+                    (sw, sh) = (sw / 2, sh / 2);
+                }
+                assert_eq!(acc.scores(), [1.0; 4]);
+            }
+        }
+    }
+
+    #[test]
+    fn strided_planes_equal_compact() {
+        let (w, h) = (71, 50);
+        for bpc in [8u8, 10, 12, 16] {
+            let (r, d) = natural(w, h, bpc, 77 + bpc as u64);
+            let want = compute(
+                plane(&r, w, h, bpc),
+                plane(&d, w, h, bpc),
+                &VifParams::default(),
+            );
+            for stride in [w + 1, w + 13, 2 * w + 5] {
+                // Padding filled with maximal values: must not be read.
+                let max = ((1u32 << bpc) - 1) as u16;
+                let mut rs = vec![max; stride * (h - 1) + w];
+                let mut ds = vec![max; stride * (h - 1) + w];
+                for y in 0..h {
+                    rs[y * stride..y * stride + w].copy_from_slice(&r[y * w..y * w + w]);
+                    ds[y * stride..y * stride + w].copy_from_slice(&d[y * w..y * w + w]);
+                }
+                let pr = Plane {
+                    data: &rs,
+                    width: w,
+                    height: h,
+                    stride,
+                    bpc,
+                };
+                let pd = Plane {
+                    data: &ds,
+                    width: w,
+                    height: h,
+                    stride,
+                    bpc,
+                };
+                assert_eq!(
+                    compute(pr, pd, &VifParams::default()),
+                    want,
+                    "{bpc}-bit stride {stride}"
+                );
+            }
+            // Different strides for the two planes.
+            let mut ds = vec![0u16; (w + 3) * h];
+            for y in 0..h {
+                ds[y * (w + 3)..y * (w + 3) + w].copy_from_slice(&d[y * w..y * w + w]);
+            }
+            let pd = Plane {
+                data: &ds,
+                width: w,
+                height: h,
+                stride: w + 3,
+                bpc,
+            };
+            assert_eq!(
+                compute(plane(&r, w, h, bpc), pd, &VifParams::default()),
+                want
+            );
+        }
+    }
+
+    #[test]
+    fn every_depth_at_a_modest_size_runs_without_overflow() {
+        // Overflow checks are on in the dev profile: a sum that leaves its type panics here.
+        let (w, h) = (256, 144);
+        for bpc in 8..=16u8 {
+            let (r, d) = natural(w, h, bpc, 5 + bpc as u64);
+            let s = compute(
+                plane(&r, w, h, bpc),
+                plane(&d, w, h, bpc),
+                &VifParams::default(),
+            )
+            .scores();
+            for (i, v) in s.iter().enumerate() {
+                assert!(
+                    v.is_finite() && *v > 0.0 && *v < 2.0,
+                    "{bpc}-bit scale {i}: {v}"
+                );
+            }
+            for kind in 2..6 {
+                let (r, d) = (pattern(w, h, bpc, kind), pattern(w, h, bpc, (kind + 1) % 6));
+                compute(
+                    plane(&r, w, h, bpc),
+                    plane(&d, w, h, bpc),
+                    &VifParams::default(),
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn accumulator_bounds() {
+        use bounds::*;
+        let t = log2_table();
+        // The per-pixel constants follow from the table.
+        assert_eq!(
+            log2_32(t, ((1 << 17) + SIGMA_SQ_MAX) as u32) as i64 - 2048 * 17,
+            DEN_LOG_PER_PIXEL
+        );
+        let num_max = 100.0f64 * 100.0 * SIGMA_SQ_MAX as f64 + (SIGMA_SQ_MAX + (1 << 17)) as f64;
+        assert!(num_max < (1u64 << 45) as f64);
+        assert!(
+            log2_64(t, (1u64 << 45) - 1) as i64 - log2_64(t, 1 << 17) as i64 <= NUM_LOG_PER_PIXEL
+        );
+        // Totals at 16K fit in i64 with room to spare.
+        for per_pixel in [NUM_LOG_PER_PIXEL, DEN_LOG_PER_PIXEL, SIGMA_SQ_MAX, 1] {
+            assert!(
+                per_pixel
+                    .checked_mul(PIXELS_16K)
+                    .is_some_and(|v| v < i64::MAX / 8)
+            );
+        }
+        // Worst-case content at 16 bits (and 8): every term within its per-pixel bound.
+        let (w, h) = (96, 80);
+        for bpc in [8u8, 16] {
+            let mut cases = vec![];
+            for kr in 0..6 {
+                for kd in 0..6 {
+                    cases.push((pattern(w, h, bpc, kr), pattern(w, h, bpc, kd)));
+                }
+            }
+            cases.push(natural(w, h, bpc, 3));
+            for (r, d) in &cases {
+                let acc = compute(
+                    plane(r, w, h, bpc),
+                    plane(d, w, h, bpc),
+                    &VifParams::default(),
+                );
+                let (mut sw, mut sh) = (w as i64, h as i64);
+                for a in acc.scales {
+                    let (px, log_px) = (sw * sh, sw * sh - a.den_non_log);
+                    assert!((0..=px).contains(&a.den_non_log));
+                    assert!(
+                        a.num_non_log >= 0 && a.num_non_log <= SIGMA_SQ_MAX * a.den_non_log,
+                        "{a:?}"
+                    );
+                    assert!(
+                        a.den_log >= 2048 * log_px && a.den_log <= DEN_LOG_PER_PIXEL * log_px,
+                        "{a:?}"
+                    );
+                    assert!(
+                        a.num_log >= 0 && a.num_log <= NUM_LOG_PER_PIXEL * log_px,
+                        "{a:?}"
+                    );
+                    (sw, sh) = (sw / 2, sh / 2);
+                }
+            }
+            // Flat reference, checkerboard distorted: the largest non-log variance there is.
+            let (r, d) = (pattern(w, h, bpc, 0), pattern(w, h, bpc, 2));
+            let a = compute(
+                plane(&r, w, h, bpc),
+                plane(&d, w, h, bpc),
+                &VifParams::default(),
+            )
+            .scales[0];
+            assert_eq!(a.den_non_log, (w * h) as i64);
+            assert!(a.num_non_log > (SIGMA_SQ_MAX / 2) * a.den_non_log, "{a:?}");
+        }
+    }
+
+    #[test]
+    fn log2_table_matches_log2f() {
+        let t = log2_table();
+        // libvmaf's definition with the platform's log2f (glibc's on Linux, as libvmaf uses).
+        let mut diff = vec![];
+        for i in 32767..65536usize {
+            let want = ((i as f32).log2() * 2048.0) as f64;
+            if t[i] != want.round() as u16 {
+                diff.push(i);
+            }
+        }
+        assert!(
+            diff.is_empty(),
+            "entries differ from round(log2f(i) * 2048): {diff:?}"
+        );
+        assert_eq!(t[32768], 15 * 2048);
+        assert_eq!(t[65535], 16 * 2048);
+        assert!(t[..32767].iter().all(|&v| v == 0) && t[65536] == 0);
+        assert!(t[32767..65536].windows(2).all(|p| p[0] <= p[1]));
+    }
+
+    #[test]
+    fn log2_helpers() {
+        let t = log2_table();
+        for k in 17..31 {
+            assert_eq!(log2_32(t, 1 << k), 2048 * k);
+            assert_eq!(log2_64(t, 1 << k), 2048 * k);
+        }
+        assert_eq!(log2_64(t, 1 << 47), 2048 * 47);
+    }
+
+    #[test]
+    fn scores_follow_libvmafs_float_steps() {
+        let a = VifScaleAccum {
+            num_log: 123_456_789,
+            den_log: 223_456_789,
+            num_non_log: 987_654_321_000,
+            den_non_log: 4321,
+        };
+        let num =
+            (123_456_789f64 / 2048.0 + (4321.0 - (987_654_321_000f64 / 16384.0) / 65025.0)) as f32;
+        let den = (223_456_789f64 / 2048.0 + 4321.0) as f32;
+        assert_eq!(a.num_den(), (num, den));
+        assert_eq!(a.score(), (num / den) as f64);
+        assert_ne!(
+            a.score(),
+            num as f64 / den as f64,
+            "division must be in float"
+        );
+    }
+
+    #[test]
+    fn check_refuses_bad_input() {
+        let (w, h) = (40, 40);
+        let v = vec![0u16; w * h];
+        let ok = plane(&v, w, h, 10);
+        let p = VifParams::default();
+        assert!(check(&ok, &ok, &p).is_ok());
+        assert!(matches!(
+            check(&plane(&v, w, h, 7), &plane(&v, w, h, 7), &p),
+            Err(Error::BitDepth(7))
+        ));
+        assert!(matches!(
+            check(&plane(&v, w, h, 17), &plane(&v, w, h, 17), &p),
+            Err(Error::BitDepth(17))
+        ));
+        assert!(matches!(
+            check(&ok, &plane(&v, w, h, 12), &p),
+            Err(Error::Mismatch(_))
+        ));
+        assert!(matches!(
+            check(&ok, &plane(&v, w - 1, h, 10), &p),
+            Err(Error::Mismatch(_))
+        ));
+        let small = plane(&v, 32, 40, 10);
+        assert!(matches!(
+            check(&small, &small, &p),
+            Err(Error::TooSmall { width: 32, .. })
+        ));
+        let short = Plane {
+            data: &v[..w * h - 1],
+            width: w,
+            height: h,
+            stride: w,
+            bpc: 10,
+        };
+        assert!(matches!(check(&short, &short, &p), Err(Error::Geometry(_))));
+        let narrow = Plane {
+            data: &v,
+            width: w,
+            height: h,
+            stride: w - 1,
+            bpc: 10,
+        };
+        assert!(matches!(
+            check(&narrow, &narrow, &p),
+            Err(Error::Geometry(_))
+        ));
+        for egl in [0.5, 100.5, f64::NAN, -1.0] {
+            assert!(
+                check(
+                    &ok,
+                    &ok,
+                    &VifParams {
+                        enhn_gain_limit: egl
+                    }
+                )
+                .is_err(),
+                "{egl}"
+            );
+            assert!(
+                try_compute(
+                    ok,
+                    ok,
+                    &VifParams {
+                        enhn_gain_limit: egl
+                    }
+                )
+                .is_err()
+            );
+        }
+        assert!(try_compute(small, small, &p).is_err());
+        assert_eq!(try_compute(ok, ok, &p), Ok(compute(ok, ok, &p)));
+        assert_eq!(VifParams::default().enhn_gain_limit, 100.0);
+    }
+
+    #[test]
+    fn filters_sum_to_one_in_q16() {
+        for f in [&FILTER_0[..], &FILTER_1, &FILTER_2, &FILTER_3] {
+            assert_eq!(f.iter().map(|&c| c as u32).sum::<u32>(), 65536);
+            assert!(f.iter().eq(f.iter().rev()), "symmetric");
+        }
+        // The largest off-centre tap, used in the folded-sum bounds.
+        let off = [&FILTER_0[..], &FILTER_1, &FILTER_2, &FILTER_3]
+            .iter()
+            .flat_map(|f| f[..f.len() / 2].iter().copied())
+            .max();
+        assert_eq!(off, Some(16004));
     }
 }
