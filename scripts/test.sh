@@ -20,5 +20,6 @@ done
 step "CUDA kernels compile with NVRTC (scripts/check-kernels.sh: NVRTC from its PyPI wheel)"
 scripts/check-kernels.sh
 
+# --no-fail-fast: run every test binary and list every failure, not only the first binary's.
 step "cargo test"
-cargo test
+cargo test --no-fail-fast
