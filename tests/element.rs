@@ -688,3 +688,57 @@ fn live_pipeline_with_lost_distorted_frames() {
         assert!(vif > 0.9999, "pair {k}: vif {vif}");
     }
 }
+
+#[test]
+fn subsample_reports_every_nth_frame_with_its_own_index() {
+    let info = i420();
+    let mut rig = rig(&[("subsample", "2")], &info.to_caps().unwrap());
+    let (r, d) = clip(&info, 5);
+    for i in 0..5 {
+        rig.r.push(r[i].clone()).unwrap();
+        rig.d.push(d[i].clone()).unwrap();
+    }
+    assert_eq!(rig.finish().len(), 5);
+    let m = rig.messages();
+    let pairs: Vec<_> = r.iter().zip(&d).collect();
+    let cfg = ScorerConfig {
+        subsample: 2,
+        ..Default::default()
+    };
+    check_frames(&m.frames, &oracle(&info, &pairs, cfg), &[0, 2, 4]);
+    for f in &m.frames {
+        assert_eq!(f.timing.timestamp, Some(FRAME * f.index));
+    }
+    assert_eq!(m.pooled[0].scores.frames, 3);
+}
+
+#[test]
+fn untimed_buffers_pair_in_arrival_order_with_a_warning() {
+    let info = i420();
+    let mut rig = rig(&[], &info.to_caps().unwrap());
+    let (r, d) = clip(&info, 3);
+    let untimed = |b: &gst::Buffer| {
+        let mut c = b.copy();
+        c.get_mut().unwrap().set_pts(gst::ClockTime::NONE);
+        c
+    };
+    for i in 0..3 {
+        rig.r.push(untimed(&r[i])).unwrap();
+        rig.d.push(untimed(&d[i])).unwrap();
+    }
+    assert_eq!(rig.finish().len(), 3);
+    let m = rig.messages();
+    let pairs: Vec<_> = r.iter().zip(&d).collect();
+    check_frames(
+        &m.frames,
+        &oracle(&info, &pairs, ScorerConfig::default()),
+        &[0, 1, 2],
+    );
+    assert!(m.frames.iter().all(|f| f.timing.timestamp.is_none()));
+    assert_eq!(m.warnings.len(), 1);
+    assert!(
+        m.warnings[0].0.contains("without timestamps"),
+        "{:?}",
+        m.warnings
+    );
+}

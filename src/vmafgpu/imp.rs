@@ -769,7 +769,9 @@ impl VmafGpu {
                 );
             }
             let geometry = Geometry::of(&ri);
-            let change = state.geometry.is_some_and(|g| g != geometry) && !state.pending.is_empty();
+            // a new size or format starts a fresh clip (the engine refuses to mix them);
+            // finishing a clip that is already empty is harmless
+            let change = state.geometry.is_some_and(|g| g != geometry);
             if state.geometry != Some(geometry) {
                 gst::info!(
                     CAT,
