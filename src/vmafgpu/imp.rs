@@ -934,6 +934,15 @@ impl AggregatorImpl for VmafGpu {
             imp = self,
             "scoring with model {model_name} on backend {backend_name}"
         );
+        if settings.backend == Backend::Auto
+            && backend_name == "cpu"
+            && (cfg!(feature = "cuda") || cfg!(feature = "hip"))
+        {
+            let msg = "backend=auto: no GPU backend could be started; scoring on the CPU \
+                       (set backend explicitly to see why)";
+            gst::warning!(CAT, imp = self, "{msg}");
+            gst::element_imp_info!(self, gst::ResourceError::NotFound, ("{}", msg), ["{}", msg]);
+        }
         *self.state.lock().unwrap() = Some(State {
             settings,
             scorer: Some(scorer),
