@@ -20,9 +20,27 @@ pub struct Pair {
     pub frames: usize,
 }
 
-pub const CARPHONE: Pair = Pair { name: "carphone", width: 176, height: 144, bpc: 8, frames: 120 };
-pub const BBB720: Pair = Pair { name: "bbb720", width: 1280, height: 720, bpc: 8, frames: 48 };
-pub const BBB360P10: Pair = Pair { name: "bbb360p10", width: 640, height: 360, bpc: 10, frames: 24 };
+pub const CARPHONE: Pair = Pair {
+    name: "carphone",
+    width: 176,
+    height: 144,
+    bpc: 8,
+    frames: 120,
+};
+pub const BBB720: Pair = Pair {
+    name: "bbb720",
+    width: 1280,
+    height: 720,
+    bpc: 8,
+    frames: 48,
+};
+pub const BBB360P10: Pair = Pair {
+    name: "bbb360p10",
+    width: 640,
+    height: 360,
+    bpc: 10,
+    frames: 24,
+};
 pub const PAIRS: [Pair; 3] = [CARPHONE, BBB720, BBB360P10];
 
 impl Pair {
@@ -44,7 +62,12 @@ impl Pair {
         let data = std::fs::read(&p).unwrap_or_else(|e| {
             panic!("{}: {e}; run scripts/fetch-test-data.sh first", p.display())
         });
-        assert_eq!(data.len(), self.frame_bytes() * self.frames, "{} has the wrong size", p.display());
+        assert_eq!(
+            data.len(),
+            self.frame_bytes() * self.frames,
+            "{} has the wrong size",
+            p.display()
+        );
         data
     }
 
@@ -58,9 +81,16 @@ impl Pair {
                 let data = if bps == 1 {
                     luma.iter().map(|&b| b as u16).collect()
                 } else {
-                    luma.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()
+                    luma.chunks_exact(2)
+                        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                        .collect()
                 };
-                OwnedPlane { data, width: self.width, height: self.height, bpc: self.bpc }
+                OwnedPlane {
+                    data,
+                    width: self.width,
+                    height: self.height,
+                    bpc: self.bpc,
+                }
             })
             .collect()
     }
@@ -94,7 +124,12 @@ impl Golden {
 
     /// Names of the metrics reported per frame.
     pub fn metric_names(&self) -> Vec<String> {
-        self.0["frames"][0]["metrics"].as_object().unwrap().keys().cloned().collect()
+        self.0["frames"][0]["metrics"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
     }
 
     /// Pooled value: `stat` is "min", "max", "mean" or "harmonic_mean".
@@ -110,7 +145,8 @@ pub struct Mismatches(pub Vec<String>);
 impl Mismatches {
     pub fn check(&mut self, what: impl FnOnce() -> String, got: f64, want: f64) {
         if got.to_bits() != want.to_bits() && got != want {
-            self.0.push(format!("{}: got {got:.17e}, want {want:.17e}", what()));
+            self.0
+                .push(format!("{}: got {got:.17e}, want {want:.17e}", what()));
         }
     }
 
