@@ -122,8 +122,11 @@ fn check_report(path: &std::path::Path, golden: &Golden, mm: &mut Mismatches, ch
 }
 
 fn golden_run(pair: Pair, model: Option<&str>, extra: &str, tail: &str) {
+    // one directory per run: tests run in parallel on the same pairs
+    static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run_id = RUN.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let dir = std::env::temp_dir().join(format!(
-        "vmafgpu-golden-{}-{}",
+        "vmafgpu-golden-{}-{}-{run_id}",
         std::process::id(),
         pair.name
     ));
