@@ -320,8 +320,8 @@ fn sync_index_pairs_in_arrival_order_and_timestamp_does_not() {
     // the first late distorted frame waits at the head of its pad while every reference frame
     // (all earlier) is dropped; after the reference EOS the distorted frames pass unscored
     rig.d.push(late[0].clone()).unwrap();
-    for i in 0..4 {
-        rig.r.push(r[i].clone()).unwrap();
+    for b in &r {
+        rig.r.push(b.clone()).unwrap();
     }
     rig.r.push_event(gst::event::Eos::new());
     for b in &late[1..] {
