@@ -115,6 +115,9 @@ fi
 
 [ "$fail" -eq 0 ] || exit 1
 
+# An AMD-only build (no CUDA) compiles cleanly too.
+cargo clippy --lib --no-default-features --features hip -- -D warnings
+
 # 3. and 4. The backend's tests, hipRTC required.
 VMAFGPU_REQUIRE_HIPRTC=1 VMAFGPU_HIP_ARCHS="$archs" VMAFGPU_HIP_CODE_DIR="$tmp" \
   cargo test --all-features --test hip_backend "$@" -- --nocapture

@@ -1067,6 +1067,32 @@ mod tests {
     }
 
     #[test]
+    fn kernel_text_has_no_wave_size_dependence() {
+        // Warp/wavefront-level operations would make wave64 (CDNA, GCN) and wave32 (RDNA,
+        // CUDA) differ; the kernels reduce through shared memory and __syncthreads() only.
+        for banned in [
+            "__shfl",
+            "__ballot",
+            "__any(",
+            "__all(",
+            "__syncwarp",
+            "__lane_id",
+            "__activemask",
+            "__reduce_",
+            "__match_",
+            "warpSize",
+            "__AMDGCN_WAVEFRONT_SIZE",
+            "0xffffffff",
+        ] {
+            assert!(
+                !kernels::SOURCE.contains(banned),
+                "kernel text uses {banned}"
+            );
+        }
+        assert!(kernels::SOURCE.contains("__syncthreads()"));
+    }
+
+    #[test]
     fn old_hiprtc_refuses_architectures_it_would_crash_on() {
         let v52 = 50_221_153;
         for ok in [
