@@ -198,3 +198,32 @@ fn carphone_confidence_interval_equals_libvmaf() {
     }
     assert!(m.pooled[0].confidence_interval().is_some());
 }
+
+/// The golden pairs through the element with `backend=cuda`: libvmaf 3.2.0's numbers with `==`,
+/// and the pooled message names the CUDA backend. Skips (saying why) without a usable CUDA
+/// device; fails instead under VMAFGPU_REQUIRE_GPU=1.
+#[cfg(feature = "cuda")]
+#[test]
+fn golden_pairs_through_cuda_equal_libvmaf() {
+    if let Some(why) = gstvmafgpu::backend::cuda::unavailable_reason() {
+        assert!(
+            std::env::var("VMAFGPU_REQUIRE_GPU").as_deref() != Ok("1"),
+            "VMAFGPU_REQUIRE_GPU=1 but CUDA is unusable: {why}"
+        );
+        eprintln!("golden_pairs_through_cuda_equal_libvmaf: skipped, no usable CUDA device: {why}");
+        return;
+    }
+    for pair in common::PAIRS {
+        golden_run(pair, None, "backend=cuda", "");
+        let m = run(&pipeline(&pair, "backend=cuda frame-message=false", ""));
+        assert_eq!(m.pooled.len(), 1);
+        assert_eq!(m.pooled[0].backend, "cuda", "{}", pair.name);
+    }
+    golden_run(common::CARPHONE, Some("vmaf_v0.6.1neg"), "backend=cuda", "");
+    golden_run(
+        common::CARPHONE,
+        Some("vmaf_b_v0.6.3"),
+        "backend=cuda conf-interval=true",
+        "",
+    );
+}

@@ -169,6 +169,7 @@ macro_rules! backends {
 backends! {
     Auto = 0, "auto", "Auto: the first GPU backend that works, else the CPU (with a warning)", Auto;
     Cpu = 1, "cpu", "Cpu: the fixed-point reference on CPU threads", Cpu;
+    Cuda = 2, "cuda", "Cuda: an NVIDIA GPU through the CUDA driver (device-id selects it); an error if the driver or the GPU is missing", Cuda;
     Hip = 3, "hip", "Hip: an AMD GPU through ROCm (device-id selects it); an error if ROCm or the GPU is missing", Hip;
 }
 
