@@ -13,10 +13,14 @@
 //! frames is cycled through, so the cut from the last back to the first adds some motion.
 //!
 //! `--components` also times each feature alone on one frame pair, on one thread.
+//! `--null-backend` replaces the backend by one that computes nothing (all-zero accumulators,
+//! returned at once): what remains is the engine's own work per frame on the calling thread
+//! (validation and copy of the planes, scores, model, pooling).
 
 use std::path::Path;
 use std::time::Instant;
 
+use gstvmafgpu::backend::{Backend, FrameAccum, FrameJob};
 use gstvmafgpu::engine::{Scorer, ScorerConfig};
 use gstvmafgpu::features::{adm, motion, vif};
 use gstvmafgpu::{Chroma, ChromaFormat, OwnedPlane, Picture, PlaneRef};
@@ -27,6 +31,32 @@ struct Opts {
     sizes: Vec<(&'static str, usize, usize)>,
     bits: Vec<u8>,
     components: bool,
+    null_backend: bool,
+}
+
+/// A backend that computes nothing: every job's result is ready at once, all zeros.
+struct NullBackend(std::collections::VecDeque<(u64, bool)>);
+
+impl Backend for NullBackend {
+    fn name(&self) -> &'static str {
+        "null"
+    }
+    fn submit(&mut self, job: FrameJob) -> gstvmafgpu::Result<()> {
+        self.0.push_back((job.index, job.prev_ref.is_some()));
+        Ok(())
+    }
+    fn receive(&mut self, _wait: bool) -> gstvmafgpu::Result<Option<(u64, FrameAccum)>> {
+        Ok(self.0.pop_front().map(|(i, prev)| {
+            let acc = FrameAccum {
+                motion_sad: prev.then_some(0),
+                ..Default::default()
+            };
+            (i, acc)
+        }))
+    }
+    fn reset(&mut self) {
+        self.0.clear();
+    }
 }
 
 fn parse() -> Result<Opts, String> {
@@ -36,6 +66,7 @@ fn parse() -> Result<Opts, String> {
         sizes: vec![("1080p", 1920, 1080), ("4k", 3840, 2160)],
         bits: vec![8, 10],
         components: false,
+        null_backend: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -61,6 +92,7 @@ fn parse() -> Result<Opts, String> {
                     .collect::<Result<_, _>>()?
             }
             "--components" => o.components = true,
+            "--null-backend" => o.null_backend = true,
             _ => return Err(format!("unknown argument {a}")),
         }
     }
@@ -237,16 +269,23 @@ fn main() {
             let distinct = if w * h > 1920 * 1080 { 8 } else { 12 };
             let total = if o.frames > 0 {
                 o.frames
+            } else if o.null_backend {
+                300
             } else if w * h > 1920 * 1080 {
                 24
             } else {
                 60
             };
             let (frames, source) = content(w, h, bpc, distinct);
-            let mut scorer = Scorer::new(ScorerConfig {
+            let cfg = ScorerConfig {
                 threads: o.threads,
                 ..Default::default()
-            })
+            };
+            let mut scorer = if o.null_backend {
+                Scorer::with_backend(cfg, Box::new(NullBackend(Default::default())))
+            } else {
+                Scorer::new(cfg)
+            }
             .expect("scorer");
             // Warm-up: start the workers, fill the buffer pool.
             for (r, d) in frames.iter().take(2) {
@@ -277,9 +316,10 @@ fn main() {
             assert_eq!(scored, total);
             let threads = if o.threads == 0 { cores } else { o.threads };
             println!(
-                "{name:>5} {w}x{h} {bpc:>2}-bit: {total} frames in {secs:.2} s = {:.2} frames/s wall; \
+                "{name:>5} {w}x{h} {bpc:>2}-bit, {} backend: {total} frames in {secs:.2} s = {:.2} frames/s wall; \
                  {cpu:.1} CPU s = {:.2} frames/s per {threads} fully available cores \
                  (mean vmaf {:.3}; content: {source})",
+                scorer.backend_name(),
                 total as f64 / secs,
                 total as f64 / cpu * threads.min(cores) as f64,
                 summary.get("vmaf").map_or(sum / total as f64, |s| s.mean),

@@ -380,6 +380,37 @@ impl Plan {
     }
 }
 
+/// Copy (and check) both luma planes; large frames on two threads at once, since this copy is
+/// the engine's own per-frame work on the calling thread (what limits it in front of a GPU).
+fn copy_pair(
+    reference: &Picture<'_>,
+    r: &mut OwnedPlane,
+    distorted: &Picture<'_>,
+    d: &mut OwnedPlane,
+) -> Result<()> {
+    const PARALLEL_FROM: usize = 1 << 20;
+    if reference.width * reference.height < PARALLEL_FROM {
+        return reference.copy_luma(r).and_then(|()| distorted.copy_luma(d));
+    }
+    std::thread::scope(|s| {
+        let other = std::thread::Builder::new().spawn_scoped(s, || distorted.copy_luma(d));
+        let first = reference.copy_luma(r);
+        match other {
+            // The reference's error first, as the sequential order reports it.
+            Ok(h) => {
+                let second = h
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::State("luma copy thread panicked".into())));
+                first.and(second)
+            }
+            // No thread to be had (resources exhausted): refuse the frame, nothing is lost.
+            Err(e) => Err(Error::State(format!(
+                "cannot start a thread to copy the frame: {e}"
+            ))),
+        }
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per-clip state.
 
@@ -420,12 +451,28 @@ pub struct Scorer {
     clip: Clip,
     /// Recycled planes: an entry whose `Arc` is unique is free.
     buffers: Vec<Arc<OwnedPlane>>,
+    /// Planes allocated so far (they are recycled, so this stays small).
+    buffers_allocated: u64,
 }
 
 impl Scorer {
     /// Load the model (a bad model is [`Error::Model`]) and open the backend
     /// ([`Error::Backend`] if an explicitly requested GPU backend cannot be used).
     pub fn new(cfg: ScorerConfig) -> Result<Scorer> {
+        Scorer::build(cfg, |c| backend::create(c.backend, c.threads, c.device_id))
+    }
+
+    /// A scorer on a backend of the caller's (for tests and measurements of the engine alone;
+    /// `cfg.backend`, `cfg.threads` and `cfg.device_id` are then not used).
+    pub fn with_backend(cfg: ScorerConfig, backend: Box<dyn Backend>) -> Result<Scorer> {
+        Scorer::build(cfg, |_| Ok(backend))
+    }
+
+    /// The model first (a bad model fails before any device is opened), then the backend.
+    fn build(
+        cfg: ScorerConfig,
+        open: impl FnOnce(&ScorerConfig) -> Result<Box<dyn Backend>>,
+    ) -> Result<Scorer> {
         let (model, model_name) = match &cfg.model {
             ModelSource::Builtin(name) => (Model::builtin(name)?, name.clone()),
             ModelSource::Path(p) => (
@@ -443,7 +490,7 @@ impl Scorer {
                 enable_transform: cfg.enable_transform,
             },
         )?;
-        let backend = backend::create(cfg.backend, cfg.threads, cfg.device_id)?;
+        let backend = open(&cfg)?;
         Ok(Scorer {
             cfg,
             model,
@@ -452,6 +499,7 @@ impl Scorer {
             backend,
             clip: Clip::default(),
             buffers: Vec::new(),
+            buffers_allocated: 0,
         })
     }
 
@@ -558,7 +606,10 @@ impl Scorer {
             .position(|b| Arc::get_mut(b).is_some())
         {
             Some(i) => self.buffers.swap_remove(i),
-            None => Arc::new(OwnedPlane::default()),
+            None => {
+                self.buffers_allocated += 1;
+                Arc::new(OwnedPlane::default())
+            }
         }
     }
 
@@ -590,7 +641,7 @@ impl Scorer {
             let (Some(r), Some(d)) = (Arc::get_mut(&mut rbuf), Arc::get_mut(&mut dbuf)) else {
                 return Err(Error::State("internal: plane buffer in use".into()));
             };
-            reference.copy_luma(r).and_then(|()| distorted.copy_luma(d))
+            copy_pair(reference, r, distorted, d)
         };
         if let Err(e) = copied {
             self.keep_buffer(rbuf);
@@ -988,6 +1039,93 @@ mod tests {
         }
         // The content moves, so this is not a comparison of zeros.
         assert!(want[3].motion2 > 0.0);
+    }
+
+    /// Plane buffers are recycled: a long clip allocates only about as many as can be in use
+    /// at once (in flight, plus the previous reference).
+    #[test]
+    fn plane_buffers_are_recycled() {
+        for threads in [1, 2, 7] {
+            let mut s = Scorer::new(ScorerConfig {
+                threads,
+                ..Default::default()
+            })
+            .unwrap();
+            let (w, h) = (40, 36);
+            let frames: Vec<_> = (0..4).map(|t| frame(w, h, t)).collect();
+            for i in 0..60 {
+                let (r, d) = &frames[i % 4];
+                s.push(&gray(r, w, h), &gray(d, w, h)).unwrap();
+            }
+            s.finish().unwrap();
+            let in_use = 2 * (s.backend.max_in_flight() as u64 + 1) + 1;
+            assert!(
+                s.buffers_allocated <= in_use,
+                "threads {threads}: {} planes allocated for 60 frames",
+                s.buffers_allocated
+            );
+        }
+    }
+
+    /// Frames of a megapixel and more are copied on two threads: errors of either plane still
+    /// come back typed (the reference's first), and nothing is taken.
+    #[test]
+    fn large_frames_copy_in_parallel_and_refuse_bad_samples() {
+        let (w, h) = (1024, 1024);
+        let to10 = |v: &[u8]| -> Vec<u8> {
+            v.iter()
+                .flat_map(|&x| (u16::from(x) << 2).to_le_bytes())
+                .collect()
+        };
+        fn pic(buf: &[u8], w: usize, h: usize) -> Picture<'_> {
+            let mut p = gray(buf, w, h);
+            p.bpc = 10;
+            p.luma.stride = 2 * w;
+            p
+        }
+        let (r8, d8) = frame(w, h, 0);
+        let (r, d) = (to10(&r8), to10(&d8));
+        let mut bad_d = d.clone();
+        bad_d[2 * (700 * w + 3)..][..2].copy_from_slice(&1024u16.to_le_bytes());
+        let mut bad_r = r.clone();
+        bad_r[2 * (5 * w + 9)..][..2].copy_from_slice(&2000u16.to_le_bytes());
+
+        let mut s = Scorer::new(ScorerConfig {
+            threads: 1,
+            ..Default::default()
+        })
+        .unwrap();
+        match s.push(&pic(&r, w, h), &pic(&bad_d, w, h)) {
+            Err(Error::SampleRange {
+                x: 3,
+                y: 700,
+                value: 1024,
+                ..
+            }) => {}
+            other => panic!("expected the distorted plane's SampleRange, got {other:?}"),
+        }
+        match s.push(&pic(&bad_r, w, h), &pic(&bad_d, w, h)) {
+            Err(Error::SampleRange {
+                x: 9,
+                y: 5,
+                value: 2000,
+                ..
+            }) => {}
+            other => panic!("expected the reference plane's SampleRange, got {other:?}"),
+        }
+        assert_eq!(s.frames_pushed(), 0);
+        s.push(&pic(&r, w, h), &pic(&d, w, h)).unwrap();
+        let (out, summary) = s.finish().unwrap();
+        assert_eq!((out.len(), summary.frames, out[0].index), (1, 1, 0));
+        // The same pair scored directly from its planes.
+        let plane = |b: &[u8]| {
+            let mut p = OwnedPlane::default();
+            pic(b, w, h).copy_luma(&mut p).unwrap();
+            p
+        };
+        let (rp, dp) = (plane(&r), plane(&d));
+        let vif = crate::features::vif::compute(rp.view(), dp.view(), &VifParams::default());
+        assert_eq!(out[0].get("integer_vif_scale0"), Some(vif.scores()[0]));
     }
 
     /// subsample 0 means every frame, as libvmaf's `n_subsample` of 0.
