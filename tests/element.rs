@@ -59,7 +59,10 @@ fn pairs_in_order_and_passes_the_distorted_frames_through() {
     let p = &m.pooled[0];
     assert_eq!(p.scores.frames, 6);
     assert_eq!((p.unmatched_ref, p.unmatched_dist), (0, 0));
-    assert_eq!(p.backend, "cpu");
+    // backend=auto: whatever the engine's own auto choice is on this machine ("cuda" on the GPU
+    // machine, "cpu" elsewhere)
+    let auto = gstvmafgpu::engine::Scorer::new(ScorerConfig::default()).unwrap();
+    assert_eq!(p.backend, auto.backend_name());
     assert_eq!(p.model, "vmaf_v0.6.1");
     assert_eq!(p.timing.timestamp, Some(gst::ClockTime::ZERO));
     assert_eq!(p.timing.duration, Some(FRAME * 6));
