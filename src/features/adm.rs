@@ -467,34 +467,7 @@ fn dwt_quant_step(lambda: usize, theta: usize, nvd: f64, rdh: u32) -> f32 {
 /// Check what [`compute`] needs: equal geometry and depth, 8..=16 bits, at least
 /// [`MIN_WIDTH`] x [`MIN_HEIGHT`], planes long enough for their stride, valid parameters.
 pub fn check(r: &Plane<'_>, d: &Plane<'_>, p: &AdmParams) -> Result<()> {
-    if !(8..=16).contains(&r.bpc) {
-        return Err(Error::BitDepth(r.bpc));
-    }
-    if (r.width, r.height, r.bpc) != (d.width, d.height, d.bpc) {
-        return Err(Error::Mismatch(format!(
-            "reference {}x{} at {} bits, distorted {}x{} at {} bits",
-            r.width, r.height, r.bpc, d.width, d.height, d.bpc
-        )));
-    }
-    if r.width < MIN_WIDTH || r.height < MIN_HEIGHT {
-        return Err(Error::TooSmall {
-            width: r.width,
-            height: r.height,
-            min_width: MIN_WIDTH,
-            min_height: MIN_HEIGHT,
-        });
-    }
-    for (what, pl) in [("reference", r), ("distorted", d)] {
-        if pl.stride < pl.width || pl.data.len() < pl.stride * (pl.height - 1) + pl.width {
-            return Err(Error::Geometry(format!(
-                "{what} plane of {} samples with stride {} is too small for {}x{}",
-                pl.data.len(),
-                pl.stride,
-                pl.width,
-                pl.height
-            )));
-        }
-    }
+    super::check_pair(r, d)?;
     p.validate()
 }
 

@@ -52,7 +52,6 @@
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
-use crate::features::{MIN_HEIGHT, MIN_WIDTH};
 use crate::picture::Plane;
 
 /// libvmaf 3.2.0 `libvmaf/src/feature/integer_vif.h`: `vif_filter1d_table[0]` (17 taps, sum 65536).
@@ -695,36 +694,9 @@ fn subsample<const FW: usize>(
 }
 
 /// Check what [`compute`] needs: equal geometry and depth, 8..=16 bits, at least
-/// [`MIN_WIDTH`] x [`MIN_HEIGHT`], planes long enough for their stride, a valid gain limit.
+/// [`super::MIN_WIDTH`] x [`super::MIN_HEIGHT`], planes long enough for their stride, a valid gain limit.
 pub fn check(r: &Plane<'_>, d: &Plane<'_>, p: &VifParams) -> Result<()> {
-    if !(8..=16).contains(&r.bpc) {
-        return Err(Error::BitDepth(r.bpc));
-    }
-    if (r.width, r.height, r.bpc) != (d.width, d.height, d.bpc) {
-        return Err(Error::Mismatch(format!(
-            "reference {}x{} at {} bits, distorted {}x{} at {} bits",
-            r.width, r.height, r.bpc, d.width, d.height, d.bpc
-        )));
-    }
-    if r.width < MIN_WIDTH || r.height < MIN_HEIGHT {
-        return Err(Error::TooSmall {
-            width: r.width,
-            height: r.height,
-            min_width: MIN_WIDTH,
-            min_height: MIN_HEIGHT,
-        });
-    }
-    for (what, pl) in [("reference", r), ("distorted", d)] {
-        if pl.stride < pl.width || pl.data.len() < pl.stride * (pl.height - 1) + pl.width {
-            return Err(Error::Geometry(format!(
-                "{what} plane of {} samples with stride {} is too small for {}x{}",
-                pl.data.len(),
-                pl.stride,
-                pl.width,
-                pl.height
-            )));
-        }
-    }
+    super::check_pair(r, d)?;
     p.validate()
 }
 
