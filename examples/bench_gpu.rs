@@ -107,6 +107,8 @@ fn main() {
                     vif: VifParams::default(),
                     adm: AdmParams::default(),
                     features: true,
+                    companions: Default::default(),
+                    chroma: None,
                 })
                 .expect("submit");
                 in_flight += 1;
@@ -177,6 +179,8 @@ fn main() {
                     vif: VifParams::default(),
                     adm: AdmParams::default(),
                     features: true,
+                    companions: Default::default(),
+                    chroma: None,
                 },
                 200,
             )

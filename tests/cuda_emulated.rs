@@ -196,7 +196,7 @@ fn compare(cases: &[(Content, usize, usize, u8, VifParams, AdmParams)]) {
     for (i, &(c, w, h, bpc, vif, adm)) in cases.iter().enumerate() {
         let (r, d, prev) = gpu_content::frames(c, w, h, bpc, 7 + i as u64);
         let job = gpu_content::job(i as u64, r, d, Some(prev), vif, adm);
-        let want = compute_job_cpu(&job);
+        let want = compute_job_cpu(&job).expect("CPU reference");
         let got = run_emulated(exe, &job);
         n += 1;
         if got != want {

@@ -86,7 +86,8 @@ fn run_cpu(jobs: &[FrameJob]) -> Vec<FrameAccum> {
                     if i >= jobs.len() {
                         break;
                     }
-                    *slots[i].lock().unwrap() = Some(compute_job_cpu(&jobs[i]));
+                    *slots[i].lock().unwrap() =
+                        Some(compute_job_cpu(&jobs[i]).expect("CPU reference"));
                 }
             });
         }
@@ -124,6 +125,8 @@ fn sequence(
             vif,
             adm,
             features: true,
+            companions: Default::default(),
+            chroma: None,
         });
     }
     jobs
@@ -316,6 +319,8 @@ fn cuda_equals_cpu_on_golden_clips() {
                 vif: VifParams::default(),
                 adm: AdmParams::default(),
                 features: true,
+                companions: Default::default(),
+                chroma: None,
             });
             index += 1;
         }

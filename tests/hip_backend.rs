@@ -312,6 +312,8 @@ fn sequence(
             vif,
             adm,
             features: true,
+            companions: Default::default(),
+            chroma: None,
         });
     }
     jobs
@@ -344,7 +346,7 @@ fn compare(what: &str, jobs: &[FrameJob], got: &[(u64, FrameAccum)], bad: &mut V
         ));
     }
     for (j, (gi, g)) in jobs.iter().zip(got) {
-        let want = compute_job_cpu(j);
+        let want = compute_job_cpu(j).expect("CPU reference");
         let r = &j.reference;
         if *gi != j.index {
             bad.push(format!(

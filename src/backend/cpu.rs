@@ -113,12 +113,14 @@ fn worker(jobs: Arc<Mutex<Receiver<Tagged>>>, results: Sender<Done>, live: Arc<A
             continue; // reset or shut down since it was queued: nobody wants the result
         }
         let index = job.index;
-        let res = catch_unwind(AssertUnwindSafe(|| compute_job_cpu(&job))).map_err(|p| {
-            p.downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panic".into())
-        });
+        let res = catch_unwind(AssertUnwindSafe(|| compute_job_cpu(&job)))
+            .map_err(|p| {
+                p.downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "panic".into())
+            })
+            .and_then(|r| r.map_err(|e| e.to_string()));
         drop(job);
         if results.send((generation, index, res)).is_err() {
             return;

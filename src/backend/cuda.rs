@@ -297,6 +297,8 @@ struct InFlight {
     index: u64,
     motion: bool,
     features: bool,
+    /// Companion metrics, computed on the host while the kernels run.
+    companions: crate::backend::CompanionScores,
 }
 
 struct Slot {
@@ -666,10 +668,19 @@ impl Worker {
         slot.done
             .record(&slot.stream)
             .map_err(be("cuEventRecord"))?;
+        // The companion metrics on the host, with the CPU reference code, while the kernels
+        // run: the same numbers as the CPU backend.
+        let companions = if job.features {
+            crate::backend::compute_companions_cpu(job)?
+        } else {
+            crate::backend::CompanionScores::default()
+        };
+        let slot = &mut self.slots[s];
         slot.job = Some(InFlight {
             index: job.index,
             motion: job.prev_ref.is_some(),
             features: job.features,
+            companions,
         });
         self.last_ref = Some((job.reference.clone(), s));
         self.host.0 += 1;
@@ -699,7 +710,8 @@ impl Worker {
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
             .collect();
-        let acc = plan::accum_from_words(&words, job.features, job.motion);
+        let mut acc = plan::accum_from_words(&words, job.features, job.motion);
+        acc.companions = job.companions;
         Ok((job.index, acc))
     }
 

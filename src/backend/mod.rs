@@ -17,8 +17,56 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::features::adm::{AdmAccum, AdmParams};
+use crate::features::ms_ssim::MsSsimScore;
+use crate::features::psnr::PsnrScores;
+use crate::features::psnr_hvs::PsnrHvsScores;
+use crate::features::ssim::SsimScore;
 use crate::features::vif::{VifAccum, VifParams};
-use crate::picture::OwnedPlane;
+use crate::picture::{OwnedPlane, Plane};
+
+/// The companion metrics a job asks for besides VMAF's features (libvmaf's `psnr`, `float_ssim`,
+/// `float_ms_ssim`, `ciede`, `psnr_hvs` extractors with their default options).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Companions {
+    pub psnr: bool,
+    pub ssim: bool,
+    pub ms_ssim: bool,
+    pub ciede: bool,
+    pub psnr_hvs: bool,
+}
+
+impl Companions {
+    /// Whether any companion metric is asked for.
+    pub fn any(&self) -> bool {
+        self.psnr || self.ssim || self.ms_ssim || self.ciede || self.psnr_hvs
+    }
+
+    /// Whether the job needs the chroma planes (PSNR of Cb/Cr, CIEDE2000, PSNR-HVS).
+    pub fn needs_chroma(&self) -> bool {
+        self.psnr || self.ciede || self.psnr_hvs
+    }
+}
+
+/// The chroma planes of a pair, compact u16, at libvmaf's chroma size (`width >> ss_x`,
+/// `height >> ss_y`: odd sizes round down, as libvmaf's pictures do).
+#[derive(Debug, Default)]
+pub struct ChromaPair {
+    /// Cb, Cr of the reference.
+    pub reference: [OwnedPlane; 2],
+    /// Cb, Cr of the distorted picture.
+    pub distorted: [OwnedPlane; 2],
+}
+
+/// The companion metrics of one frame: final scores, computed from the backend's intermediate
+/// values (SSE, per-pixel terms) by the one implementation in [`crate::features`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CompanionScores {
+    pub psnr: Option<PsnrScores>,
+    pub ssim: Option<SsimScore>,
+    pub ms_ssim: Option<MsSsimScore>,
+    pub ciede: Option<f64>,
+    pub psnr_hvs: Option<PsnrHvsScores>,
+}
 
 /// One frame's work.
 #[derive(Clone, Debug)]
@@ -37,17 +85,23 @@ pub struct FrameJob {
     /// Whether VIF and ADM are needed. `false` for the frames that subsampling skips
     /// (libvmaf `--subsample N` still computes motion on every frame); a backend may then leave
     /// `FrameAccum::vif` and `FrameAccum::adm` at their defaults (computing them is harmless).
+    /// Companion metrics follow the same flag.
     pub features: bool,
+    /// Companion metrics to compute (when `features`).
+    pub companions: Companions,
+    /// The chroma planes, when `companions.needs_chroma()` and the picture has chroma.
+    pub chroma: Option<Arc<ChromaPair>>,
 }
 
-/// The integer results of one frame.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The integer results of one frame (and the companion metrics' scores).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FrameAccum {
     pub vif: VifAccum,
     pub adm: AdmAccum,
     /// Motion SAD against `FrameJob::prev_ref` ([`crate::features::motion::sad`]); `None` when
     /// the job had no previous reference.
     pub motion_sad: Option<u64>,
+    pub companions: CompanionScores,
 }
 
 /// What a CPU, CUDA or HIP backend implements.
@@ -73,8 +127,9 @@ pub trait Backend: Send {
 }
 
 /// Compute one job on the calling thread: the CPU reference, also what GPU backends are checked
-/// against.
-pub fn compute_job_cpu(job: &FrameJob) -> FrameAccum {
+/// against. Fails only where a companion metric refuses the planes (the engine checks them
+/// before it submits a job, so this does not happen through the engine).
+pub fn compute_job_cpu(job: &FrameJob) -> Result<FrameAccum> {
     use crate::features::{adm, motion, vif};
     let (r, d) = (job.reference.view(), job.distorted.view());
     let (vif, adm) = if job.features {
@@ -83,11 +138,57 @@ pub fn compute_job_cpu(job: &FrameJob) -> FrameAccum {
         (VifAccum::default(), AdmAccum::default())
     };
     let motion_sad = job.prev_ref.as_ref().map(|p| motion::sad(p.view(), r));
-    FrameAccum {
+    let companions = if job.features {
+        compute_companions_cpu(job)?
+    } else {
+        CompanionScores::default()
+    };
+    Ok(FrameAccum {
         vif,
         adm,
         motion_sad,
+        companions,
+    })
+}
+
+/// The planes of one side of a job: luma, then Cb and Cr when the job has chroma.
+pub fn job_planes(job: &FrameJob, distorted: bool) -> Vec<Plane<'_>> {
+    let luma = if distorted {
+        &job.distorted
+    } else {
+        &job.reference
+    };
+    let mut planes = vec![luma.view()];
+    if let Some(c) = &job.chroma {
+        let side = if distorted {
+            &c.distorted
+        } else {
+            &c.reference
+        };
+        planes.extend(side.iter().map(OwnedPlane::view));
     }
+    planes
+}
+
+/// The companion metrics of a job on the CPU (the reference implementation in
+/// [`crate::features`]).
+pub fn compute_companions_cpu(job: &FrameJob) -> Result<CompanionScores> {
+    use crate::features::{ciede, ms_ssim, psnr, psnr_hvs, ssim};
+    let c = job.companions;
+    if !c.any() {
+        return Ok(CompanionScores::default());
+    }
+    let (r, d) = (job_planes(job, false), job_planes(job, true));
+    Ok(CompanionScores {
+        psnr: c.psnr.then(|| psnr::psnr(&r, &d)).transpose()?,
+        ssim: c.ssim.then(|| ssim::ssim(r[0], d[0])).transpose()?,
+        ms_ssim: c
+            .ms_ssim
+            .then(|| ms_ssim::ms_ssim(r[0], d[0]))
+            .transpose()?,
+        ciede: c.ciede.then(|| ciede::ciede(&r, &d)).transpose()?,
+        psnr_hvs: c.psnr_hvs.then(|| psnr_hvs::psnr_hvs(&r, &d)).transpose()?,
+    })
 }
 
 /// Open a backend. `Cpu` gives the CPU backend with `threads` workers (0 = one per core).

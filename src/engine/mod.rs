@@ -667,6 +667,8 @@ impl Scorer {
             vif: self.plan.vif,
             adm: self.plan.adm,
             features: index % self.subsample() == 0,
+            companions: Default::default(),
+            chroma: None,
         };
         if let Err(e) = self.backend.submit(job) {
             self.abort_clip();

@@ -173,5 +173,7 @@ pub fn job(
         vif,
         adm,
         features: true,
+        companions: Default::default(),
+        chroma: None,
     }
 }
