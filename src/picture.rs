@@ -210,6 +210,37 @@ impl Picture<'_> {
         out.copy_from(&self.luma, self.width, self.height, self.bpc, 1, 0, "luma")
     }
 
+    /// Copy the chroma planes into `u` and `v` at libvmaf's chroma size: `width >> 1` for
+    /// 4:2:0/4:2:2 and `height >> 1` for 4:2:0, rounded down (libvmaf's `vmaf_picture_alloc`),
+    /// where GStreamer rounds odd sizes up; the extra column/row is not read. Returns `false`
+    /// (and leaves them alone) when the picture has no chroma.
+    pub fn copy_chroma_libvmaf(
+        &self,
+        u: &mut OwnedPlane,
+        v: &mut OwnedPlane,
+    ) -> Result<bool, Error> {
+        self.validate()?;
+        let (cw, ch) = match self.format {
+            ChromaFormat::Gray => return Ok(false),
+            ChromaFormat::Yuv420 => (self.width >> 1, self.height >> 1),
+            ChromaFormat::Yuv422 => (self.width >> 1, self.height),
+            ChromaFormat::Yuv444 => (self.width, self.height),
+        };
+        match self.chroma {
+            Chroma::None => Ok(false),
+            Chroma::Planar { u: pu, v: pv } => {
+                u.copy_from(&pu, cw, ch, self.bpc, 1, 0, "u")?;
+                v.copy_from(&pv, cw, ch, self.bpc, 1, 0, "v")?;
+                Ok(true)
+            }
+            Chroma::Interleaved { uv } => {
+                u.copy_from(&uv, cw, ch, self.bpc, 2, 0, "u")?;
+                v.copy_from(&uv, cw, ch, self.bpc, 2, 1, "v")?;
+                Ok(true)
+            }
+        }
+    }
+
     /// Copy the chroma planes into `u` and `v`. Returns `false` (and leaves them alone) when the
     /// picture has no chroma.
     pub fn copy_chroma(&self, u: &mut OwnedPlane, v: &mut OwnedPlane) -> Result<bool, Error> {

@@ -121,7 +121,7 @@ fn check_report(path: &std::path::Path, golden: &Golden, mm: &mut Mismatches, ch
     }
 }
 
-fn golden_run(pair: Pair, model: Option<&str>, extra: &str, tail: &str) {
+fn golden_run(pair: Pair, model: Option<&str>, extra: &str, tail: &str) -> elementkit::Messages {
     // one directory per run: tests run in parallel on the same pairs
     static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let run_id = RUN.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -145,11 +145,80 @@ fn golden_run(pair: Pair, model: Option<&str>, extra: &str, tail: &str) {
     check_report(&report, &golden, &mut mm, &mut checked);
     std::fs::remove_dir_all(&dir).unwrap();
     mm.finish(checked);
+    m
 }
 
 #[test]
 fn carphone_8bit_equals_libvmaf() {
     golden_run(common::CARPHONE, None, "", "");
+}
+
+/// Every companion metric property.
+const COMPANIONS: &str = "psnr=true ssim=true ms-ssim=true ciede=true psnr-hvs=true";
+
+/// The companion metrics through the element: every metric of the golden (and no other) in
+/// every frame message, each `==` libvmaf 3.2.0 (checked by `golden_run`, messages and report).
+fn companion_run(pair: Pair, props: &str, backend: &str) {
+    let m = golden_run(pair, None, &format!("{props} {backend}"), "");
+    let golden = pair.golden(None);
+    let mut want = golden.metric_names();
+    want.sort();
+    for f in &m.frames {
+        let mut got: Vec<String> = f.metrics.iter().map(|(n, _)| n.clone()).collect();
+        got.sort();
+        assert_eq!(got, want, "{} frame {}", pair.name, f.index);
+    }
+    let mut pooled: Vec<String> = m.pooled[0]
+        .scores
+        .metrics
+        .iter()
+        .map(|(n, _)| n.clone())
+        .collect();
+    pooled.sort();
+    assert_eq!(pooled, want, "{} pooled", pair.name);
+}
+
+#[test]
+fn bbb360p10_companions_equal_libvmaf() {
+    companion_run(common::BBB360P10, COMPANIONS, "");
+}
+
+#[test]
+fn bbb720_companions_equal_libvmaf() {
+    companion_run(common::BBB720, COMPANIONS, "");
+}
+
+/// carphone is 176x144: libvmaf computes no MS-SSIM for it (level 4 would be 11x9), and the
+/// element refuses `ms-ssim=true` with an error that says so instead of leaving it out.
+#[test]
+fn carphone_companions_equal_libvmaf_and_ms_ssim_is_refused() {
+    companion_run(
+        common::CARPHONE,
+        "psnr=true ssim=true ciede=true psnr-hvs=true",
+        "",
+    );
+    elementkit::init();
+    let launch = pipeline(&common::CARPHONE, "ms-ssim=true", "");
+    let pipeline = gst::parse::launch(&launch).unwrap();
+    let bus = pipeline.bus().unwrap();
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let mut error = None;
+    for msg in bus.iter_timed(gst::ClockTime::from_seconds(60)) {
+        match msg.view() {
+            gst::MessageView::Error(e) => {
+                error = Some(format!("{} {:?}", e.error(), e.debug()));
+                break;
+            }
+            gst::MessageView::Eos(_) => break,
+            _ => {}
+        }
+    }
+    pipeline.set_state(gst::State::Null).unwrap();
+    let error = error.expect("ms-ssim on 176x144 must be an error");
+    assert!(
+        error.contains("float_ms_ssim") && error.contains("176x176"),
+        "{error}"
+    );
 }
 
 #[test]

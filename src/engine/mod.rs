@@ -46,7 +46,7 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::backend::{self, Backend, FrameAccum, FrameJob};
+use crate::backend::{self, Backend, ChromaPair, CompanionScores, FrameAccum, FrameJob};
 use crate::error::{Error, Result};
 use crate::features::adm::AdmParams;
 use crate::features::motion::{self, MotionParams, MotionScores, MotionSequence};
@@ -56,8 +56,9 @@ use crate::model::{
     AdmOptions, ExtractorOptions, Model, MotionOptions, PoolAccumulator, PredictOptions,
     VifOptions, alias,
 };
-use crate::picture::{ChromaFormat, OwnedPlane, Picture};
+use crate::picture::{Chroma, ChromaFormat, OwnedPlane, Picture};
 
+pub use crate::backend::Companions;
 pub use crate::model::{PoolMethod, PooledStats, pool};
 
 /// Where the model comes from.
@@ -104,6 +105,8 @@ pub struct ScorerConfig {
     pub backend: BackendKind,
     /// GPU ordinal for the GPU backends.
     pub device_id: u32,
+    /// Companion metrics computed next to VMAF (none by default).
+    pub companions: Companions,
 }
 
 impl Default for ScorerConfig {
@@ -116,6 +119,7 @@ impl Default for ScorerConfig {
             subsample: 1,
             backend: BackendKind::Auto,
             device_id: 0,
+            companions: Companions::default(),
         }
     }
 }
@@ -412,6 +416,60 @@ fn copy_pair(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Companion metrics.
+
+/// libvmaf's names of the companion metrics.
+const SSIM: &str = "float_ssim";
+const MS_SSIM: &str = "float_ms_ssim";
+const CIEDE: &str = "ciede2000";
+const PSNR_HVS: [&str; 4] = ["psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"];
+
+type Named = Vec<(String, f64)>;
+
+/// The companion metrics of a frame with their libvmaf names, split as libvmaf 3.2.0 orders its
+/// report (the goldens): `psnr_y/_cb/_cr` before the model's features, `float_ssim`,
+/// `float_ms_ssim`, `ciede2000`, `psnr_hvs_*` after them (and before `integer_motion2`, which
+/// libvmaf writes at the look-ahead).
+fn companion_metrics(c: Companions, s: &CompanionScores) -> Result<(Named, Named)> {
+    fn missing(what: &str) -> Error {
+        Error::Backend(format!("the backend did not compute {what}"))
+    }
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    if c.psnr {
+        let p = s.psnr.ok_or_else(|| missing("psnr"))?;
+        let names = crate::features::psnr::NAMES;
+        before.push((names[0].to_string(), p.y));
+        if let (Some(cb), Some(cr)) = (p.cb, p.cr) {
+            before.push((names[1].to_string(), cb));
+            before.push((names[2].to_string(), cr));
+        }
+    }
+    if c.ssim {
+        let v = s.ssim.ok_or_else(|| missing(SSIM))?;
+        after.push((SSIM.to_string(), v.ssim));
+    }
+    if c.ms_ssim {
+        let v = s.ms_ssim.ok_or_else(|| missing(MS_SSIM))?;
+        after.push((MS_SSIM.to_string(), v.ms_ssim));
+    }
+    if c.ciede {
+        let v = s.ciede.ok_or_else(|| missing(CIEDE))?;
+        after.push((CIEDE.to_string(), v));
+    }
+    if c.psnr_hvs {
+        let v = s.psnr_hvs.ok_or_else(|| missing("psnr_hvs"))?;
+        after.extend(
+            PSNR_HVS
+                .iter()
+                .map(|n| n.to_string())
+                .zip([v.y, v.cb, v.cr, v.psnr_hvs]),
+        );
+    }
+    Ok((before, after))
+}
+
+// ---------------------------------------------------------------------------------------------
 // Per-clip state.
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -453,6 +511,8 @@ pub struct Scorer {
     buffers: Vec<Arc<OwnedPlane>>,
     /// Planes allocated so far (they are recycled, so this stays small).
     buffers_allocated: u64,
+    /// Recycled chroma planes for the companion metrics.
+    chroma_buffers: Vec<Arc<ChromaPair>>,
 }
 
 impl Scorer {
@@ -500,6 +560,7 @@ impl Scorer {
             clip: Clip::default(),
             buffers: Vec::new(),
             buffers_allocated: 0,
+            chroma_buffers: Vec::new(),
         })
     }
 
@@ -525,12 +586,35 @@ impl Scorer {
     /// The metric names every frame reports, in order.
     pub fn metric_names(&self) -> Vec<String> {
         let p = &self.plan;
+        let c = self.cfg.companions;
+        let gray = self
+            .clip
+            .geometry
+            .is_some_and(|g| g.format == ChromaFormat::Gray);
         let mut names = Vec::new();
+        if c.psnr {
+            let planes = if gray { 1 } else { 3 };
+            names.extend(
+                crate::features::psnr::NAMES[..planes]
+                    .iter()
+                    .map(|n| n.to_string()),
+            );
+        }
         for e in &p.order {
             match e {
                 Ext::Adm => names.extend(p.adm_names.iter().cloned()),
                 Ext::Motion => names.push(p.motion_names[0].clone()),
                 Ext::Vif => names.extend(p.vif_names.iter().cloned()),
+            }
+        }
+        for (on, list) in [
+            (c.ssim, &[SSIM][..]),
+            (c.ms_ssim, &[MS_SSIM][..]),
+            (c.ciede, &[CIEDE][..]),
+            (c.psnr_hvs, &PSNR_HVS[..]),
+        ] {
+            if on {
+                names.extend(list.iter().map(|n| n.to_string()));
             }
         }
         if p.uses(Ext::Motion) {
@@ -579,6 +663,7 @@ impl Scorer {
                 min_height: MIN_HEIGHT,
             });
         }
+        self.validate_companions(r, d, &g)?;
         if let Some(c) = self.clip.geometry {
             if c != g {
                 return Err(Error::Mismatch(format!(
@@ -596,6 +681,64 @@ impl Scorer {
             }
         }
         Ok(g)
+    }
+
+    /// What the companion metrics need of a pair; libvmaf refuses the same cases.
+    fn validate_companions(&self, r: &Picture<'_>, d: &Picture<'_>, g: &Geometry) -> Result<()> {
+        let c = self.cfg.companions;
+        if c.ms_ssim {
+            crate::features::ms_ssim::check_size(g.width, g.height)?;
+        }
+        let no_chroma = g.format == ChromaFormat::Gray
+            || matches!(r.chroma, Chroma::None)
+            || matches!(d.chroma, Chroma::None);
+        for (on, metric, what) in [
+            (c.ciede, "ciede", "CIEDE2000"),
+            (c.psnr_hvs, "psnr_hvs", "PSNR-HVS"),
+        ] {
+            if on && no_chroma {
+                return Err(Error::Unsupported {
+                    metric,
+                    reason: format!("{what} needs the chroma planes, and the picture has none"),
+                });
+            }
+        }
+        if c.psnr_hvs && g.bpc > 12 {
+            return Err(Error::Unsupported {
+                metric: "psnr_hvs",
+                reason: format!("{}-bit samples (libvmaf allows at most 12 bits)", g.bpc),
+            });
+        }
+        Ok(())
+    }
+
+    /// Copy both pictures' chroma (libvmaf's chroma size) into a recycled pair; `None` when the
+    /// pictures have none.
+    fn copy_chroma(
+        &mut self,
+        reference: &Picture<'_>,
+        distorted: &Picture<'_>,
+    ) -> Result<Option<Arc<ChromaPair>>> {
+        let mut pair = match self
+            .chroma_buffers
+            .iter_mut()
+            .position(|b| Arc::get_mut(b).is_some())
+        {
+            Some(i) => self.chroma_buffers.swap_remove(i),
+            None => Arc::new(ChromaPair::default()),
+        };
+        let Some(p) = Arc::get_mut(&mut pair) else {
+            return Err(Error::State("internal: chroma buffer in use".into()));
+        };
+        let [ru, rv] = &mut p.reference;
+        let [du, dv] = &mut p.distorted;
+        let has =
+            reference.copy_chroma_libvmaf(ru, rv)? && distorted.copy_chroma_libvmaf(du, dv)?;
+        let cap = self.backend.max_in_flight() + 4;
+        if self.chroma_buffers.len() < cap {
+            self.chroma_buffers.push(Arc::clone(&pair));
+        }
+        Ok(has.then_some(pair))
     }
 
     /// A free plane buffer (unique `Arc`), recycled when possible.
@@ -643,14 +786,26 @@ impl Scorer {
             };
             copy_pair(reference, r, distorted, d)
         };
-        if let Err(e) = copied {
-            self.keep_buffer(rbuf);
-            self.keep_buffer(dbuf);
-            return Err(e);
-        }
+        let index = self.clip.next_index;
+        let features = index % self.subsample() == 0;
+        let companions = self.cfg.companions;
+        let chroma = match copied {
+            Ok(()) if features && companions.needs_chroma() => {
+                self.copy_chroma(reference, distorted)
+            }
+            Ok(()) => Ok(None),
+            Err(e) => Err(e),
+        };
+        let chroma = match chroma {
+            Ok(c) => c,
+            Err(e) => {
+                self.keep_buffer(rbuf);
+                self.keep_buffer(dbuf);
+                return Err(e);
+            }
+        };
 
         // Accepted: from here on the frame belongs to the clip.
-        let index = self.clip.next_index;
         let distance = self.plan.motion.frame_distance() as usize;
         // libvmaf: the SAD of frame i looks at frame i-1 (i-2 with the five-frame window), and
         // frames before that have none.
@@ -666,9 +821,13 @@ impl Scorer {
             prev_ref,
             vif: self.plan.vif,
             adm: self.plan.adm,
-            features: index % self.subsample() == 0,
-            companions: Default::default(),
-            chroma: None,
+            features,
+            companions: if features {
+                companions
+            } else {
+                Companions::default()
+            },
+            chroma,
         };
         if let Err(e) = self.backend.submit(job) {
             self.abort_clip();
@@ -844,7 +1003,9 @@ impl Scorer {
         let adm = acc.adm.scores(&p.adm, g.width, g.height);
         let (sad, m2, m3) = m.map_or((0.0, 0.0, 0.0), |m| (m.sad_score, m.motion2, m.motion3));
 
-        let mut metrics: Vec<(String, f64)> = Vec::with_capacity(20);
+        let mut metrics: Vec<(String, f64)> = Vec::with_capacity(32);
+        let (before, after) = companion_metrics(self.cfg.companions, &acc.companions)?;
+        metrics.extend(before);
         for e in &p.order {
             match e {
                 Ext::Adm => {
@@ -863,6 +1024,7 @@ impl Scorer {
                 Ext::Vif => metrics.extend(p.vif_names.iter().cloned().zip(vif)),
             }
         }
+        metrics.extend(after);
         if p.uses(Ext::Motion) {
             metrics.push((p.motion_names[1].clone(), m2));
             metrics.push((p.motion_names[2].clone(), m3));

@@ -42,6 +42,7 @@ const DEFAULT_CONF_INTERVAL: bool = false;
 const DEFAULT_FRAME_MESSAGE: bool = true;
 const DEFAULT_DEVICE_ID: u32 = 0;
 const DEFAULT_WINDOW: u32 = 0;
+const DEFAULT_COMPANION: bool = false;
 
 /// The `version` written into report files: the libvmaf version whose numbers these are, and us.
 const REPORT_VERSION: &str = concat!("3.2.0 (vmafgpu ", env!("CARGO_PKG_VERSION"), ")");
@@ -63,6 +64,7 @@ struct Settings {
     device_id: u32,
     sync: Sync,
     window: u32,
+    companions: engine::Companions,
 }
 
 impl Default for Settings {
@@ -82,6 +84,7 @@ impl Default for Settings {
             backend: Backend::default(),
             device_id: DEFAULT_DEVICE_ID,
             sync: Sync::default(),
+            companions: engine::Companions::default(),
             window: DEFAULT_WINDOW,
         }
     }
@@ -349,6 +352,45 @@ impl ObjectImpl for VmafGpu {
                     .default_value(DEFAULT_WINDOW)
                     .mutable_ready()
                     .build(),
+                glib::ParamSpecBoolean::builder("psnr")
+                    .nick("PSNR")
+                    .blurb(
+                        "Also compute PSNR (libvmaf psnr): metrics psnr_y, psnr_cb, psnr_cr \
+                         (luma only for GRAY input); field psnr-y as in the vmaf element",
+                    )
+                    .default_value(DEFAULT_COMPANION)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecBoolean::builder("ssim")
+                    .nick("SSIM")
+                    .blurb("Also compute SSIM (libvmaf float_ssim); field ssim as in the vmaf element")
+                    .default_value(DEFAULT_COMPANION)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecBoolean::builder("ms-ssim")
+                    .nick("MS-SSIM")
+                    .blurb(
+                        "Also compute MS-SSIM (libvmaf float_ms_ssim); field ms-ssim as in the \
+                         vmaf element. Like libvmaf, refused (an error) below 176x176",
+                    )
+                    .default_value(DEFAULT_COMPANION)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecBoolean::builder("ciede")
+                    .nick("CIEDE2000")
+                    .blurb("Also compute CIEDE2000 (libvmaf ciede): metric ciede2000; needs chroma")
+                    .default_value(DEFAULT_COMPANION)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecBoolean::builder("psnr-hvs")
+                    .nick("PSNR-HVS")
+                    .blurb(
+                        "Also compute PSNR-HVS (libvmaf psnr_hvs): metrics psnr_hvs_y, psnr_hvs_cb, \
+                         psnr_hvs_cr, psnr_hvs; needs chroma and at most 12 bits",
+                    )
+                    .default_value(DEFAULT_COMPANION)
+                    .mutable_ready()
+                    .build(),
             ]
         });
         PROPERTIES.as_ref()
@@ -378,6 +420,11 @@ impl ObjectImpl for VmafGpu {
             "device-id" => s.device_id = value.get().expect("type checked upstream"),
             "sync" => s.sync = value.get().expect("type checked upstream"),
             "window" => s.window = value.get().expect("type checked upstream"),
+            "psnr" => s.companions.psnr = value.get().expect("type checked upstream"),
+            "ssim" => s.companions.ssim = value.get().expect("type checked upstream"),
+            "ms-ssim" => s.companions.ms_ssim = value.get().expect("type checked upstream"),
+            "ciede" => s.companions.ciede = value.get().expect("type checked upstream"),
+            "psnr-hvs" => s.companions.psnr_hvs = value.get().expect("type checked upstream"),
             _ => unimplemented!(),
         }
         gst::info!(CAT, imp = self, "{name} set to {:?}", value);
@@ -401,6 +448,11 @@ impl ObjectImpl for VmafGpu {
             "device-id" => s.device_id.to_value(),
             "sync" => s.sync.to_value(),
             "window" => s.window.to_value(),
+            "psnr" => s.companions.psnr.to_value(),
+            "ssim" => s.companions.ssim.to_value(),
+            "ms-ssim" => s.companions.ms_ssim.to_value(),
+            "ciede" => s.companions.ciede.to_value(),
+            "psnr-hvs" => s.companions.psnr_hvs.to_value(),
             _ => unimplemented!(),
         }
     }
@@ -553,6 +605,7 @@ impl VmafGpu {
             subsample: s.subsample,
             backend: s.backend.engine_kind(),
             device_id: s.device_id,
+            companions: s.companions,
         })
     }
 

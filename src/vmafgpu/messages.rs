@@ -45,6 +45,28 @@ const RESERVED: &[&str] = &[
     "pool-method",
 ];
 
+/// The field names GStreamer's `vmaf` element gives three metrics, and their libvmaf names.
+/// Frame messages carry both; window and pooled messages carry the alias with the
+/// `pool-method` statistic next to the libvmaf-named fields.
+pub const ALIASES: [(&str, &str); 3] = [
+    ("psnr-y", "psnr_y"),
+    ("ssim", "float_ssim"),
+    ("ms-ssim", "float_ms_ssim"),
+];
+
+/// The libvmaf name of a `vmaf`-element field name, or the name itself.
+fn unalias(name: &str) -> &str {
+    ALIASES
+        .iter()
+        .find(|(a, _)| *a == name)
+        .map_or(name, |(_, n)| n)
+}
+
+/// The `vmaf`-element alias of a libvmaf metric name, if it has one.
+fn alias_of(name: &str) -> Option<&'static str> {
+    ALIASES.iter().find(|(_, n)| *n == name).map(|(a, _)| *a)
+}
+
 /// Suffixes of the per-metric statistics fields of `window` and `pooled` messages.
 const STAT_SUFFIXES: [&str; 4] = ["-min", "-max", "-mean", "-harmonic-mean"];
 
@@ -192,8 +214,10 @@ pub struct ConfidenceInterval {
 }
 
 impl FrameMessage {
-    /// A metric by its libvmaf name.
+    /// A metric by its libvmaf name (or its `vmaf`-element field name: `psnr-y`, `ssim`,
+    /// `ms-ssim`).
     pub fn get(&self, name: &str) -> Option<f64> {
+        let name = unalias(name);
         self.metrics
             .iter()
             .find(|(n, _)| n == name)
@@ -221,6 +245,10 @@ impl From<FrameMessage> for gst::Structure {
             if RESERVED.contains(&name.as_str()) {
                 continue;
             }
+            let name = unalias(&name);
+            if let Some(a) = alias_of(name) {
+                b = b.field(a, v);
+            }
             b = b.field(name, v);
         }
         b.build()
@@ -235,10 +263,20 @@ impl TryFrom<&gst::StructureRef> for FrameMessage {
         let index = read_index(s)?;
         let timing = Timing::read(s)?;
         let score = s.get::<f64>("score").map_err(|e| field_err("score", e))?;
+        // An alias field becomes its libvmaf name, unless that field is there too (ours carry
+        // both; the `vmaf` element only the alias).
         let metrics = s
             .iter()
             .filter(|(name, _)| !RESERVED.contains(&name.as_str()))
-            .filter_map(|(name, v)| v.get::<f64>().ok().map(|v| (name.to_string(), v)))
+            .filter(|(name, _)| {
+                let n = unalias(name.as_str());
+                n == name.as_str() || !s.has_field(n)
+            })
+            .filter_map(|(name, v)| {
+                v.get::<f64>()
+                    .ok()
+                    .map(|v| (unalias(name.as_str()).to_string(), v))
+            })
             .collect();
         Ok(FrameMessage {
             index,
@@ -310,6 +348,9 @@ impl PooledScores {
         for (name, st) in &self.metrics {
             if RESERVED.contains(&name.as_str()) {
                 continue;
+            }
+            if let Some(a) = alias_of(name) {
+                b = b.field(a, st.get(self.pool_method));
             }
             b = b
                 .field(name.as_str(), st.get(self.pool_method))
@@ -667,6 +708,45 @@ mod tests {
         assert_eq!(m.timing.duration, Some(gst::ClockTime::from_mseconds(40)));
         assert_eq!(m.get("psnr-y"), Some(30.758853484390933));
         assert_eq!(m.metrics.len(), 3);
+    }
+
+    #[test]
+    fn companion_metrics_carry_the_vmaf_element_aliases() {
+        init();
+        let mut m = frame(7);
+        m.metrics.insert(0, ("psnr_y".into(), 31.25));
+        m.metrics.push(("float_ssim".into(), 0.875));
+        m.metrics.push(("float_ms_ssim".into(), 0.9375));
+        m.metrics.push(("ciede2000".into(), 33.5));
+        let s: gst::Structure = m.clone().into();
+        for (alias, name) in ALIASES {
+            assert_eq!(
+                s.get::<f64>(alias).unwrap(),
+                s.get::<f64>(name).unwrap(),
+                "{alias}"
+            );
+        }
+        assert_eq!(s.get::<f64>("psnr-y").unwrap(), 31.25);
+        assert!(
+            !s.has_field("ciede"),
+            "only the three vmaf-element names get an alias"
+        );
+        let back = FrameMessage::try_from(s).unwrap();
+        assert_eq!(back, m, "aliases are not read back as extra metrics");
+        assert_eq!(back.get("ms-ssim"), Some(0.9375));
+
+        let mut p = pooled_scores();
+        let stats = MetricStats {
+            min: 30.0,
+            max: 40.0,
+            mean: 35.0,
+            harmonic_mean: 34.0,
+        };
+        p.metrics.push(("psnr_y".into(), stats));
+        p.pool_method = PoolMethod::Min;
+        let s = p.write(gst::Structure::builder(MESSAGE_NAME)).build();
+        assert_eq!(s.get::<f64>("psnr-y").unwrap(), 30.0);
+        assert_eq!(PooledScores::read(&s).unwrap(), p);
     }
 
     #[test]
