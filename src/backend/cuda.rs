@@ -18,6 +18,7 @@
 pub mod companion;
 #[doc(hidden)]
 pub mod kernels;
+pub mod pinned;
 #[doc(hidden)]
 pub mod plan;
 

@@ -12,6 +12,9 @@ pub mod cpu;
 pub mod cuda;
 #[cfg(feature = "hip")]
 pub mod hip;
+pub mod host;
+
+pub use host::{HostBytes, HostFrame, HostPlane, RawHostBytes};
 
 use std::sync::Arc;
 
@@ -123,6 +126,13 @@ pub trait Backend: Send {
     /// How many jobs the engine keeps in flight before it waits for a result.
     fn max_in_flight(&self) -> usize {
         2
+    }
+
+    /// Whether the backend reads jobs whose luma planes are in the caller's memory
+    /// ([`HostFrame`]) instead of compact `u16` planes. The engine only sends such jobs to a
+    /// backend that says so.
+    fn accepts_host_planes(&self) -> bool {
+        false
     }
 }
 

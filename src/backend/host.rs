@@ -1,0 +1,457 @@
+//! Planes in the caller's memory: the zero-copy input path.
+//!
+//! A [`HostPlane`] is a luma plane that stays where the caller put it (a mapped GStreamer
+//! buffer, a pinned buffer of the element's pool, a `Vec`): 8-bit samples as bytes, deeper
+//! samples as two little-endian bytes, any stride. It holds its owner (an `Arc`) and so keeps the
+//! bytes alive for as long as a backend needs them: a GPU backend uploads straight from them
+//! (asynchronously when they are pinned) and drops its clone once the upload completed.
+//!
+//! Backends that can read such planes say so ([`Backend::accepts_host_planes`]); the engine then
+//! sends jobs whose [`FrameJob::host`] is set instead of copying the planes into compact `u16`
+//! planes. [`compute_job_cpu`] reads either kind, so every backend stays checkable against it.
+//!
+//! [`Backend::accepts_host_planes`]: super::Backend::accepts_host_planes
+//! [`FrameJob::host`]: super::FrameJob
+//! [`compute_job_cpu`]: super::compute_job_cpu
+
+use std::any::Any;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result};
+use crate::picture::OwnedPlane;
+
+/// Bytes that stay put while their owner lives.
+///
+/// # Safety
+/// `host_bytes` must return the same slice (address and length) on every call, and those bytes
+/// must stay valid and unchanged for as long as the value lives: a backend may read them
+/// asynchronously (DMA) after the call returned, while it holds the value.
+pub unsafe trait HostBytes: Send + Sync + 'static {
+    fn host_bytes(&self) -> &[u8];
+}
+
+// SAFETY: a Vec behind a shared reference cannot be changed or moved.
+unsafe impl HostBytes for Vec<u8> {
+    fn host_bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+// SAFETY: as for Vec.
+unsafe impl HostBytes for Box<[u8]> {
+    fn host_bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+/// Bytes borrowed from memory that something else keeps alive (a mapped buffer, a decoder's
+/// frame): the escape hatch for owners that cannot implement [`HostBytes`] themselves.
+pub struct RawHostBytes {
+    ptr: *const u8,
+    len: usize,
+    _keep_alive: Arc<dyn Any + Send + Sync>,
+}
+
+// SAFETY: only reads through ptr, which the constructor's contract keeps valid and unchanged
+// (from any thread) while keep_alive lives.
+unsafe impl Send for RawHostBytes {}
+// SAFETY: as above.
+unsafe impl Sync for RawHostBytes {}
+
+impl RawHostBytes {
+    /// # Safety
+    /// `bytes` must stay valid and unchanged for as long as `keep_alive` lives (for example:
+    /// `keep_alive` owns the mapping `bytes` points into).
+    pub unsafe fn new(bytes: &[u8], keep_alive: Arc<dyn Any + Send + Sync>) -> RawHostBytes {
+        RawHostBytes {
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
+            _keep_alive: keep_alive,
+        }
+    }
+}
+
+// SAFETY: the same pointer and length every time; the constructor's contract keeps them valid.
+unsafe impl HostBytes for RawHostBytes {
+    fn host_bytes(&self) -> &[u8] {
+        // SAFETY: see RawHostBytes::new.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// One plane of samples in the caller's memory. Cloning shares the owner (and the identity).
+#[derive(Clone)]
+pub struct HostPlane {
+    owner: Arc<dyn HostBytes>,
+    offset: usize,
+    stride: usize,
+    width: usize,
+    height: usize,
+    bpc: u8,
+    id: u64,
+}
+
+impl std::fmt::Debug for HostPlane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostPlane")
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .field("bpc", &self.bpc)
+            .field("stride", &self.stride)
+            .field("ptr", &self.bytes().as_ptr())
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+impl HostPlane {
+    /// The plane of `width` x `height` samples at `bpc` bits starting `offset` bytes into
+    /// `owner`'s bytes, rows `stride` bytes apart. Checks the depth and that every row lies
+    /// inside the owner's bytes (not the sample values: see [`HostPlane::check_range`]).
+    pub fn new(
+        owner: Arc<dyn HostBytes>,
+        offset: usize,
+        stride: usize,
+        width: usize,
+        height: usize,
+        bpc: u8,
+    ) -> Result<HostPlane> {
+        if !(8..=16).contains(&bpc) {
+            return Err(Error::BitDepth(bpc));
+        }
+        if width == 0 || height == 0 {
+            return Err(Error::Geometry("host plane: empty plane".into()));
+        }
+        let row = width * if bpc > 8 { 2 } else { 1 };
+        let len = owner.host_bytes().len();
+        let end = stride
+            .checked_mul(height - 1)
+            .and_then(|n| n.checked_add(row))
+            .and_then(|n| n.checked_add(offset));
+        if stride < row || end.is_none_or(|e| e > len) {
+            return Err(Error::Geometry(format!(
+                "host plane: {len} bytes with offset {offset} and stride {stride} are too small \
+                 for {width}x{height} at {bpc} bits"
+            )));
+        }
+        Ok(HostPlane {
+            owner,
+            offset,
+            stride,
+            width,
+            height,
+            bpc,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    pub fn bpc(&self) -> u8 {
+        self.bpc
+    }
+
+    /// Bytes from one row to the next.
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+
+    /// 1 for 8-bit samples, 2 above.
+    pub fn bytes_per_sample(&self) -> usize {
+        if self.bpc > 8 { 2 } else { 1 }
+    }
+
+    /// Bytes of samples in a row (`width * bytes_per_sample`).
+    pub fn row_bytes(&self) -> usize {
+        self.width * self.bytes_per_sample()
+    }
+
+    /// Unique per plane made by [`HostPlane::new`] (clones share it): lets a backend recognise
+    /// a plane it has already uploaded.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// From the first sample to the last sample of the last row.
+    pub fn bytes(&self) -> &[u8] {
+        let all = self.owner.host_bytes();
+        &all[self.offset..self.offset + self.stride * (self.height - 1) + self.row_bytes()]
+    }
+
+    /// The `row_bytes` bytes of row `y`.
+    pub fn row(&self, y: usize) -> &[u8] {
+        let s = y * self.stride;
+        &self.bytes()[s..s + self.row_bytes()]
+    }
+
+    /// The samples as a compact `u16` plane (what the CPU code reads).
+    pub fn to_owned_plane(&self) -> OwnedPlane {
+        let mut out = OwnedPlane::default();
+        self.copy_into(&mut out);
+        out
+    }
+
+    /// Copy the samples into a compact `u16` plane (reusing its allocation).
+    pub fn copy_into(&self, out: &mut OwnedPlane) {
+        out.width = self.width;
+        out.height = self.height;
+        out.bpc = self.bpc;
+        out.data.resize(self.width * self.height, 0);
+        for (y, dst) in out.data.chunks_exact_mut(self.width).enumerate() {
+            let row = self.row(y);
+            if self.bpc > 8 {
+                for (d, c) in dst.iter_mut().zip(row.chunks_exact(2)) {
+                    *d = u16::from_le_bytes([c[0], c[1]]);
+                }
+            } else {
+                for (d, &s) in dst.iter_mut().zip(row) {
+                    *d = u16::from(s);
+                }
+            }
+        }
+    }
+
+    /// Refuse a plane with a sample above `2^bpc - 1` ([`Error::SampleRange`], naming the first
+    /// one in row order). 8- and 16-bit planes cannot hold one; others are scanned, large planes
+    /// on several threads.
+    pub fn check_range(&self, what: &'static str) -> Result<()> {
+        if self.bpc == 8 || self.bpc == 16 {
+            return Ok(());
+        }
+        let rows_ok = |ys: std::ops::Range<usize>| ys.into_iter().all(|y| self.row_fits(y));
+        // Threads from 2 MiB of samples on (a core ORs a few GB/s from memory; a thread costs
+        // some tens of microseconds).
+        const BYTES_PER_THREAD: usize = 2 << 20;
+        let bytes = self.row_bytes() * self.height;
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(bytes / BYTES_PER_THREAD)
+            .clamp(1, 8);
+        let ok = if threads == 1 {
+            rows_ok(0..self.height)
+        } else {
+            let per = self.height.div_ceil(threads);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (1..threads)
+                    .map(|t| {
+                        let ys = (t * per).min(self.height)..((t + 1) * per).min(self.height);
+                        std::thread::Builder::new().spawn_scoped(s, move || rows_ok(ys))
+                    })
+                    .collect();
+                let mut ok = rows_ok(0..per.min(self.height));
+                for h in handles {
+                    // No thread to be had: scan that part here instead.
+                    ok &= match h {
+                        Ok(h) => h.join().unwrap_or(false),
+                        Err(_) => false,
+                    };
+                }
+                ok
+            })
+        };
+        if ok {
+            return Ok(());
+        }
+        // Slow path (also taken when a helper thread failed): find the first bad sample.
+        let max = (1u32 << self.bpc) - 1;
+        for y in 0..self.height {
+            for (x, c) in self.row(y).chunks_exact(2).enumerate() {
+                let v = u16::from_le_bytes([c[0], c[1]]);
+                if u32::from(v) > max {
+                    return Err(Error::SampleRange {
+                        plane: what,
+                        x,
+                        y,
+                        value: v,
+                        bpc: self.bpc,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every sample of row `y` fits in `bpc` bits (2-byte samples): OR of the row in
+    /// 64-bit words (four samples a word; a row starts on a sample), then its high bits.
+    fn row_fits(&self, y: usize) -> bool {
+        let row = self.row(y);
+        let lane_mask = !((1u16 << self.bpc) - 1);
+        let word_mask = u64::from(lane_mask) * 0x0001_0001_0001_0001;
+        let words = row.chunks_exact(8);
+        let tail = words.remainder();
+        let acc = words.fold(0u64, |a, c| {
+            a | u64::from_le_bytes(c.try_into().expect("8-byte chunk"))
+        });
+        let tail_acc = tail
+            .chunks_exact(2)
+            .fold(0u16, |a, c| a | u16::from_le_bytes([c[0], c[1]]));
+        acc & word_mask == 0 && tail_acc & lane_mask == 0
+    }
+}
+
+/// The luma planes of one job in the caller's memory (see [`super::FrameJob`]).
+#[derive(Clone, Debug)]
+pub struct HostFrame {
+    pub reference: HostPlane,
+    pub distorted: HostPlane,
+    /// The previous reference when it, too, is a host plane (else the job's `prev_ref`).
+    pub prev_ref: Option<HostPlane>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plane16(
+        w: usize,
+        h: usize,
+        stride: usize,
+        bpc: u8,
+        f: impl Fn(usize, usize) -> u16,
+    ) -> HostPlane {
+        let mut v = vec![0xAAu8; stride * h + 3];
+        for y in 0..h {
+            for x in 0..w {
+                let o = 3 + y * stride + 2 * x;
+                v[o..o + 2].copy_from_slice(&f(x, y).to_le_bytes());
+            }
+        }
+        HostPlane::new(Arc::new(v), 3, stride, w, h, bpc).unwrap()
+    }
+
+    #[test]
+    fn geometry_is_checked() {
+        let v: Arc<dyn HostBytes> = Arc::new(vec![0u8; 100]);
+        assert!(HostPlane::new(v.clone(), 0, 10, 10, 10, 8).is_ok());
+        assert!(matches!(
+            HostPlane::new(v.clone(), 1, 10, 10, 10, 8),
+            Err(Error::Geometry(_))
+        ));
+        assert!(matches!(
+            HostPlane::new(v.clone(), 0, 9, 10, 10, 8),
+            Err(Error::Geometry(_))
+        ));
+        assert!(matches!(
+            HostPlane::new(v.clone(), 0, 25, 5, 5, 10),
+            Err(Error::Geometry(_))
+        ));
+        // Last row needs only its samples, not a whole stride.
+        assert!(HostPlane::new(v.clone(), 0, 20, 5, 5, 8).is_ok());
+        assert!(HostPlane::new(v.clone(), 0, 12, 5, 9, 10).is_ok());
+        assert!(matches!(
+            HostPlane::new(v.clone(), 0, usize::MAX, 5, 9, 10),
+            Err(Error::Geometry(_))
+        ));
+        assert!(matches!(
+            HostPlane::new(v.clone(), 0, 10, 10, 10, 7),
+            Err(Error::BitDepth(7))
+        ));
+        assert!(matches!(
+            HostPlane::new(v, 0, 10, 0, 10, 8),
+            Err(Error::Geometry(_))
+        ));
+    }
+
+    #[test]
+    fn copies_with_stride_and_offset() {
+        let p = plane16(7, 5, 20, 10, |x, y| (x * 100 + y) as u16);
+        let o = p.to_owned_plane();
+        assert_eq!((o.width, o.height, o.bpc), (7, 5, 10));
+        for y in 0..5 {
+            for x in 0..7 {
+                assert_eq!(o.data[y * 7 + x], (x * 100 + y) as u16);
+            }
+        }
+        let v: Vec<u8> = (0..=255).collect();
+        let p8 = HostPlane::new(Arc::new(v), 1, 16, 9, 3, 8).unwrap();
+        let o8 = p8.to_owned_plane();
+        assert_eq!(o8.data[0], 1);
+        assert_eq!(o8.data[9 + 8], 1 + 16 + 8);
+        assert_eq!(o8.data[2 * 9], 1 + 32);
+        assert_eq!(p8.clone().id(), p8.id());
+    }
+
+    #[test]
+    fn range_check_finds_the_first_bad_sample() {
+        for bpc in [9u8, 10, 12, 15] {
+            let max = (1u16 << bpc) - 1;
+            // Every width residue mod 4 (the word tail), padding bytes of 0xAA ignored.
+            for w in [33usize, 34, 35, 36] {
+                let ok = plane16(w, 40, 2 * w + 6, bpc, |x, y| {
+                    if (x + y) % 3 == 0 { max } else { 0 }
+                });
+                assert_eq!(ok.check_range("luma"), Ok(()), "bpc {bpc} w {w}");
+                for (bx, by) in [(0, 0), (w - 1, 39), (w / 2, 17), (w - 2, 0)] {
+                    let bad = plane16(w, 40, 2 * w + 6, bpc, |x, y| {
+                        if (x, y) == (bx, by) || (x, y) == (w - 1, 39) {
+                            max + 1
+                        } else {
+                            max
+                        }
+                    });
+                    assert_eq!(
+                        bad.check_range("luma"),
+                        Err(Error::SampleRange {
+                            plane: "luma",
+                            x: bx,
+                            y: by,
+                            value: max + 1,
+                            bpc
+                        }),
+                        "bpc {bpc} w {w} at {bx},{by}"
+                    );
+                }
+            }
+        }
+        // 16-bit and 8-bit planes cannot be out of range.
+        let p = plane16(40, 40, 80, 16, |_, _| u16::MAX);
+        assert_eq!(p.check_range("luma"), Ok(()));
+    }
+
+    #[test]
+    fn range_check_on_threads_for_large_planes() {
+        // 4K 10-bit: 16.6 MB, several threads; one bad sample near the end and one in the
+        // middle: the first in row order is reported.
+        let (w, h) = (3840, 2160);
+        let good = plane16(w, h, 2 * w, 10, |x, y| ((x * 7 + y) % 1024) as u16);
+        assert_eq!(good.check_range("luma"), Ok(()));
+        let bad = plane16(w, h, 2 * w, 10, |x, y| match (x, y) {
+            (5, 2000) => 1024,
+            (3000, 1100) => 0xFFFF,
+            _ => 3,
+        });
+        assert_eq!(
+            bad.check_range("distorted"),
+            Err(Error::SampleRange {
+                plane: "distorted",
+                x: 3000,
+                y: 1100,
+                value: 0xFFFF,
+                bpc: 10
+            })
+        );
+    }
+
+    #[test]
+    fn raw_bytes_keep_their_owner_alive() {
+        let owner: Arc<Vec<u8>> = Arc::new(vec![9u8; 64]);
+        let weak = Arc::downgrade(&owner);
+        // SAFETY: the slice belongs to `owner`, which the keep-alive holds.
+        let raw = unsafe { RawHostBytes::new(&owner[..], owner.clone()) };
+        drop(owner);
+        let p = HostPlane::new(Arc::new(raw), 0, 8, 8, 8, 8).unwrap();
+        assert!(weak.upgrade().is_some());
+        assert_eq!(p.row(7), &[9u8; 8]);
+        drop(p);
+        assert!(weak.upgrade().is_none());
+    }
+}
