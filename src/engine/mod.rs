@@ -46,7 +46,9 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::backend::{self, Backend, ChromaPair, CompanionScores, FrameAccum, FrameJob};
+use crate::backend::{
+    self, Backend, ChromaPair, CompanionScores, FrameAccum, FrameJob, HostFrame, HostPlane,
+};
 use crate::error::{Error, Result};
 use crate::features::adm::AdmParams;
 use crate::features::motion::{self, MotionParams, MotionScores, MotionSequence};
@@ -487,8 +489,9 @@ struct Clip {
     /// Index of the next pushed frame.
     next_index: u64,
     /// The last reference planes (the newest at the back), for motion (2 with the five-frame
-    /// window).
-    refs: VecDeque<Arc<OwnedPlane>>,
+    /// window); with the caller's plane when the frame came through [`Scorer::push_shared`]
+    /// on the zero-copy route (the compact plane then holds only the geometry).
+    refs: VecDeque<(Arc<OwnedPlane>, Option<HostPlane>)>,
     /// Jobs submitted and not yet received.
     in_flight: usize,
     /// Received results waiting for their motion scores to become final, in index order.
@@ -513,6 +516,8 @@ pub struct Scorer {
     buffers_allocated: u64,
     /// Recycled chroma planes for the companion metrics.
     chroma_buffers: Vec<Arc<ChromaPair>>,
+    /// The geometry-only plane of zero-copy jobs (see [`Backend::submit_host`]).
+    shape: Option<Arc<OwnedPlane>>,
 }
 
 impl Scorer {
@@ -561,6 +566,7 @@ impl Scorer {
             buffers: Vec::new(),
             buffers_allocated: 0,
             chroma_buffers: Vec::new(),
+            shape: None,
         })
     }
 
@@ -810,7 +816,11 @@ impl Scorer {
         // libvmaf: the SAD of frame i looks at frame i-1 (i-2 with the five-frame window), and
         // frames before that have none.
         let prev_ref = if self.plan.uses(Ext::Motion) && self.clip.refs.len() >= distance {
-            Some(Arc::clone(&self.clip.refs[self.clip.refs.len() - distance]))
+            Some(match &self.clip.refs[self.clip.refs.len() - distance] {
+                (p, None) => Arc::clone(p),
+                // The previous frame came through push_shared: its samples are the caller's.
+                (_, Some(h)) => Arc::new(h.to_owned_plane()),
+            })
         } else {
             None
         };
@@ -836,7 +846,7 @@ impl Scorer {
         self.clip.geometry = Some(geometry);
         self.clip.next_index += 1;
         self.clip.in_flight += 1;
-        self.clip.refs.push_back(Arc::clone(&rbuf));
+        self.clip.refs.push_back((Arc::clone(&rbuf), None));
         while self.clip.refs.len() > distance {
             self.clip.refs.pop_front();
         }
@@ -845,6 +855,119 @@ impl Scorer {
 
         let mut out = Vec::new();
         // Keep the backend busy but bounded: wait once too much is in flight.
+        let max = self.backend.max_in_flight().max(1);
+        self.collect(false, &mut out)?;
+        while self.clip.in_flight > max {
+            self.collect_one(true, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// Whether [`Scorer::push_shared`] takes the zero-copy route: the backend reads planes in
+    /// the caller's memory (the CUDA backend) and no companion metric is on (they read the
+    /// compact planes). Otherwise `push_shared` is `push`.
+    pub fn takes_host_planes(&self) -> bool {
+        self.backend.accepts_host_planes() && !self.cfg.companions.any()
+    }
+
+    /// [`Scorer::push`] without copying the luma planes where the backend can read them where
+    /// they are ([`Scorer::takes_host_planes`]): `ref_luma` and `dist_luma` are the luma planes of
+    /// `reference` and `distorted` in memory they keep alive (a mapped buffer, a pinned buffer of
+    /// the element's pool). The backend uploads straight from them (without any host copy when
+    /// they are pinned) and drops them once it no longer reads them; the scorer keeps the last
+    /// reference for motion. Validation is `push`'s (samples above `bpc` bits are refused before
+    /// anything is taken: an `Err` changes nothing), and the scores are `push`'s.
+    ///
+    /// The samples scored are those of `ref_luma` and `dist_luma` (the caller promises they are
+    /// the pictures' luma); the pictures' own luma planes are read only when the route is
+    /// `push`'s.
+    pub fn push_shared(
+        &mut self,
+        reference: &Picture<'_>,
+        distorted: &Picture<'_>,
+        ref_luma: HostPlane,
+        dist_luma: HostPlane,
+    ) -> Result<Vec<FrameScores>> {
+        if !self.takes_host_planes() {
+            return self.push(reference, distorted);
+        }
+        let geometry = self.validate(reference, distorted)?;
+        for (p, what) in [(&ref_luma, "reference"), (&dist_luma, "distorted")] {
+            if (p.width(), p.height(), p.bpc()) != (geometry.width, geometry.height, geometry.bpc) {
+                return Err(Error::Mismatch(format!(
+                    "{what} luma plane is {}x{} at {} bits, the picture {}x{} at {} bits",
+                    p.width(),
+                    p.height(),
+                    p.bpc(),
+                    geometry.width,
+                    geometry.height,
+                    geometry.bpc
+                )));
+            }
+        }
+        ref_luma.check_range("luma")?;
+        dist_luma.check_range("luma")?;
+
+        // Accepted: from here on the frame belongs to the clip.
+        let shape = match &self.shape {
+            Some(s)
+                if (s.width, s.height, s.bpc)
+                    == (geometry.width, geometry.height, geometry.bpc) =>
+            {
+                Arc::clone(s)
+            }
+            _ => {
+                let s = Arc::new(OwnedPlane {
+                    data: Vec::new(),
+                    width: geometry.width,
+                    height: geometry.height,
+                    bpc: geometry.bpc,
+                });
+                self.shape = Some(Arc::clone(&s));
+                s
+            }
+        };
+        let index = self.clip.next_index;
+        let features = index % self.subsample() == 0;
+        let distance = self.plan.motion.frame_distance() as usize;
+        let (prev_ref, host_prev) =
+            if self.plan.uses(Ext::Motion) && self.clip.refs.len() >= distance {
+                match &self.clip.refs[self.clip.refs.len() - distance] {
+                    (p, None) => (Some(Arc::clone(p)), None),
+                    (_, Some(h)) => (Some(Arc::clone(&shape)), Some(h.clone())),
+                }
+            } else {
+                (None, None)
+            };
+        let job = FrameJob {
+            index,
+            reference: Arc::clone(&shape),
+            distorted: Arc::clone(&shape),
+            prev_ref,
+            vif: self.plan.vif,
+            adm: self.plan.adm,
+            features,
+            companions: Companions::default(),
+            chroma: None,
+        };
+        let host = HostFrame {
+            reference: ref_luma.clone(),
+            distorted: dist_luma,
+            prev_ref: host_prev,
+        };
+        if let Err(e) = self.backend.submit_host(job, host) {
+            self.abort_clip();
+            return Err(e);
+        }
+        self.clip.geometry = Some(geometry);
+        self.clip.next_index += 1;
+        self.clip.in_flight += 1;
+        self.clip.refs.push_back((shape, Some(ref_luma)));
+        while self.clip.refs.len() > distance {
+            self.clip.refs.pop_front();
+        }
+
+        let mut out = Vec::new();
         let max = self.backend.max_in_flight().max(1);
         self.collect(false, &mut out)?;
         while self.clip.in_flight > max {
@@ -1310,5 +1433,273 @@ mod tests {
         let (rest, summary) = s.finish().unwrap();
         assert_eq!(n + rest.len(), 4);
         assert_eq!(summary.frames, 4);
+    }
+}
+
+#[cfg(test)]
+mod companion_tests {
+    use super::*;
+    use crate::features::{ciede, ms_ssim, psnr, psnr_hvs, ssim};
+    use crate::picture::{Chroma, Plane, PlaneRef};
+
+    const ALL: Companions = Companions {
+        psnr: true,
+        ssim: true,
+        ms_ssim: true,
+        ciede: true,
+        psnr_hvs: true,
+    };
+
+    /// An I420 picture over one buffer (Y then U then V, GStreamer's odd-size rounding up).
+    fn i420(buf: &[u8], w: usize, h: usize) -> Picture<'_> {
+        let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+        let (y, rest) = buf.split_at(w * h);
+        let (u, v) = rest.split_at(cw * ch);
+        Picture {
+            width: w,
+            height: h,
+            bpc: 8,
+            format: ChromaFormat::Yuv420,
+            luma: PlaneRef { data: y, stride: w },
+            chroma: Chroma::Planar {
+                u: PlaneRef {
+                    data: u,
+                    stride: cw,
+                },
+                v: PlaneRef {
+                    data: v,
+                    stride: cw,
+                },
+            },
+        }
+    }
+
+    fn content(w: usize, h: usize, t: usize, noisy: bool) -> Vec<u8> {
+        let n = w * h + 2 * w.div_ceil(2) * h.div_ceil(2);
+        (0..n)
+            .map(|i| {
+                let v = (i * 7 + t * 31 + (i / w) * 13 + (i * i) % 17) % 240;
+                let e = if noisy { (i * 2654435761 + t) % 9 } else { 0 };
+                (v + e) as u8
+            })
+            .collect()
+    }
+
+    fn scorer(companions: Companions, subsample: u32) -> Scorer {
+        Scorer::new(ScorerConfig {
+            threads: 2,
+            backend: BackendKind::Cpu,
+            companions,
+            subsample,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    /// The engine's companion metrics are the feature functions' values on libvmaf's planes
+    /// (odd size: chroma cropped to `w >> 1` x `h >> 1`), in libvmaf's report order, and
+    /// `metric_names()` lists the same names in the same order.
+    #[test]
+    fn companion_metrics_equal_the_feature_functions_in_report_order() {
+        let (w, h) = (181, 177); // odd: GStreamer chroma 91x89, libvmaf 90x88
+        let mut s = scorer(ALL, 1);
+        let frames: Vec<_> = (0..3)
+            .map(|t| (content(w, h, t, false), content(w, h, t, true)))
+            .collect();
+        let mut out = Vec::new();
+        for (r, d) in &frames {
+            out.extend(s.push(&i420(r, w, h), &i420(d, w, h)).unwrap());
+        }
+        let (last, _summary) = s.finish().unwrap();
+        out.extend(last);
+        assert_eq!(out.len(), 3);
+        let mut bad = Vec::new();
+        for (f, (r, d)) in out.iter().zip(&frames) {
+            let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+            let planes = |b: &[u8]| -> [Vec<u16>; 3] {
+                let y: Vec<u16> = b[..w * h].iter().map(|&v| u16::from(v)).collect();
+                let crop = |off: usize| -> Vec<u16> {
+                    (0..h / 2)
+                        .flat_map(|row| {
+                            b[off + row * cw..off + row * cw + w / 2]
+                                .iter()
+                                .map(|&v| u16::from(v))
+                        })
+                        .collect()
+                };
+                [y, crop(w * h), crop(w * h + cw * ch)]
+            };
+            let (rp, dp) = (planes(r), planes(d));
+            fn view(p: &[Vec<u16>; 3], w: usize, h: usize) -> [Plane<'_>; 3] {
+                [
+                    Plane::from_slice(&p[0], w, h, 8),
+                    Plane::from_slice(&p[1], w / 2, h / 2, 8),
+                    Plane::from_slice(&p[2], w / 2, h / 2, 8),
+                ]
+            }
+            let (rv, dv) = (view(&rp, w, h), view(&dp, w, h));
+            let p = psnr::psnr(&rv, &dv).unwrap();
+            let hv = psnr_hvs::psnr_hvs(&rv, &dv).unwrap();
+            let want = [
+                ("psnr_y", p.y),
+                ("psnr_cb", p.cb.unwrap()),
+                ("psnr_cr", p.cr.unwrap()),
+                ("float_ssim", ssim::ssim(rv[0], dv[0]).unwrap().ssim),
+                (
+                    "float_ms_ssim",
+                    ms_ssim::ms_ssim(rv[0], dv[0]).unwrap().ms_ssim,
+                ),
+                ("ciede2000", ciede::ciede(&rv, &dv).unwrap()),
+                ("psnr_hvs_y", hv.y),
+                ("psnr_hvs_cb", hv.cb),
+                ("psnr_hvs_cr", hv.cr),
+                ("psnr_hvs", hv.psnr_hvs),
+            ];
+            for (name, v) in want {
+                if f.get(name) != Some(v) {
+                    bad.push(format!(
+                        "frame {} {name}: {:?} != {v}",
+                        f.index,
+                        f.get(name)
+                    ));
+                }
+            }
+            let names: Vec<&str> = f.metrics.iter().map(|(n, _)| n.as_str()).collect();
+            if names != s.metric_names() {
+                bad.push(format!(
+                    "frame {} names {names:?} != metric_names()",
+                    f.index
+                ));
+            }
+            // libvmaf's order: PSNR first, the other companions after the model's features
+            // and before integer_motion2.
+            let pos = |n: &str| names.iter().position(|x| *x == n).unwrap();
+            if !(pos("psnr_cr") < pos("integer_adm2")
+                && pos("integer_vif_scale3") < pos("float_ssim")
+                && pos("psnr_hvs") < pos("integer_motion2"))
+            {
+                bad.push(format!("frame {} order {names:?}", f.index));
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "{} mismatches:\n{}",
+            bad.len(),
+            bad.join("\n")
+        );
+    }
+
+    /// What libvmaf refuses is a typed error naming the metric, and the scorer stays usable.
+    #[test]
+    fn refused_companions_are_errors_that_change_nothing() {
+        let (w, h) = (64, 64);
+        let (r, d) = (content(w, h, 0, false), content(w, h, 0, true));
+        // MS-SSIM below 176x176.
+        let mut s = scorer(
+            Companions {
+                ms_ssim: true,
+                ..Default::default()
+            },
+            1,
+        );
+        let e = s.push(&i420(&r, w, h), &i420(&d, w, h)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Unsupported {
+                    metric: "float_ms_ssim",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(s.frames_pushed(), 0);
+        // CIEDE2000 and PSNR-HVS without chroma.
+        for (c, metric) in [
+            (
+                Companions {
+                    ciede: true,
+                    ..Default::default()
+                },
+                "ciede",
+            ),
+            (
+                Companions {
+                    psnr_hvs: true,
+                    ..Default::default()
+                },
+                "psnr_hvs",
+            ),
+        ] {
+            let mut s = scorer(c, 1);
+            let mut gray = i420(&r, w, h);
+            gray.format = ChromaFormat::Gray;
+            gray.chroma = Chroma::None;
+            let e = s.push(&gray, &gray).unwrap_err();
+            assert!(
+                matches!(&e, Error::Unsupported { metric: m, .. } if *m == metric),
+                "{e:?}"
+            );
+            assert_eq!(s.frames_pushed(), 0);
+            // the same scorer takes a picture with chroma
+            assert!(s.push(&i420(&r, w, h), &i420(&d, w, h)).is_ok());
+            assert_eq!(s.frames_pushed(), 1);
+        }
+        // PSNR of a GRAY picture is luma only.
+        let mut s = scorer(
+            Companions {
+                psnr: true,
+                ..Default::default()
+            },
+            1,
+        );
+        let mut gr = i420(&r, w, h);
+        let mut gd = i420(&d, w, h);
+        for p in [&mut gr, &mut gd] {
+            p.format = ChromaFormat::Gray;
+            p.chroma = Chroma::None;
+        }
+        s.push(&gr, &gd).unwrap();
+        let (f, summary) = s.finish().unwrap();
+        assert!(f[0].get("psnr_y").is_some());
+        assert_eq!(f[0].get("psnr_cb"), None);
+        assert!(summary.get("psnr_y").is_some());
+    }
+
+    /// Subsampling skips the companion metrics with the features: only scored frames carry
+    /// them, with the same values as without subsampling.
+    #[test]
+    fn subsampled_frames_skip_companions() {
+        let (w, h) = (48, 40);
+        let c = Companions {
+            psnr: true,
+            ssim: true,
+            ..Default::default()
+        };
+        let frames: Vec<_> = (0..5)
+            .map(|t| (content(w, h, t, false), content(w, h, t, true)))
+            .collect();
+        let run = |sub: u32| {
+            let mut s = scorer(c, sub);
+            let mut out = Vec::new();
+            for (r, d) in &frames {
+                out.extend(s.push(&i420(r, w, h), &i420(d, w, h)).unwrap());
+            }
+            out.extend(s.finish().unwrap().0);
+            out
+        };
+        let all = run(1);
+        let sub = run(2);
+        assert_eq!(
+            sub.iter().map(|f| f.index).collect::<Vec<_>>(),
+            vec![0, 2, 4]
+        );
+        for f in &sub {
+            let full = &all[f.index as usize];
+            for n in ["psnr_y", "psnr_cb", "psnr_cr", "float_ssim"] {
+                assert_eq!(f.get(n), full.get(n), "frame {} {n}", f.index);
+                assert!(f.get(n).is_some());
+            }
+        }
     }
 }
