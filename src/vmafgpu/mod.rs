@@ -20,10 +20,12 @@
  * shifted partner; unmatched distorted frames still go out on `src`.
  *
  * The properties `model-filename`, `disable-clip`, `enable-transform`, `phone-model`,
- * `pool-method`, `threads`, `subsample`, `conf-interval`, `frame-message`, `results-filename`
- * and `results-format` have the names and meanings of GStreamer's `vmaf` element
- * (gst-plugins-bad 1.28), and the messages are a superset of its messages, so an application
- * written for `vmaf` keeps working.
+ * `pool-method`, `threads`, `subsample`, `conf-interval`, `frame-message`, `results-filename`,
+ * `results-format`, `psnr`, `ssim` and `ms-ssim` have the names and meanings of GStreamer's
+ * `vmaf` element (gst-plugins-bad 1.28; `psnr` here also scores the chroma planes), and the
+ * messages are a superset of its messages (`psnr-y`, `ssim`, `ms-ssim` included), so an
+ * application written for `vmaf` keeps working. `ciede` and `psnr-hvs` add CIEDE2000 and
+ * PSNR-HVS; every companion metric equals libvmaf 3.2.0's.
  *
  * ## Example launch lines
  * ```bash
@@ -189,7 +191,10 @@ the distorted frame; GST_CLOCK_TIME_NONE if unknown), score (gdouble, VMAF), and
 metric under its libvmaf name: vmaf, integer_vif_scale0..3, integer_adm2, integer_adm_scale0..3, \
 integer_aim, integer_adm3, integer_motion2, integer_motion3, VMAF_integer_feature_motion_sad_score; \
 with a bootstrap model (conf-interval=true, model-filename=vmaf_b_v0.6.3) also vmaf_bagging, \
-vmaf_stddev, vmaf_ci_p95_lo, vmaf_ci_p95_hi and the bootstrap scores vmaf_0001...
+vmaf_stddev, vmaf_ci_p95_lo, vmaf_ci_p95_hi and the bootstrap scores vmaf_0001...; with the \
+companion properties psnr_y, psnr_cb, psnr_cr, float_ssim, float_ms_ssim, ciede2000, psnr_hvs_y, \
+psnr_hvs_cb, psnr_hvs_cr, psnr_hvs, and psnr_y, float_ssim, float_ms_ssim again under the vmaf \
+element's names psnr-y, ssim, ms-ssim.
   type=window, every 'window' scored frames: index (first frame), timestamp, stream-time, \
 running-time (first frame), duration (first frame start to last frame end), frames, pool-method, \
 score (VMAF pooled with pool-method), unmatched-ref, unmatched-dist (guint64, since start), and for \
