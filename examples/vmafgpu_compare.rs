@@ -37,11 +37,38 @@ scoring (the element's properties):
   --backend auto|cpu|...   where to compute
   --pool mean|min|max|harmonic_mean   pooled statistic to print (default mean)
   --sync timestamp|index   pair frames by timestamp (default) or by order
+companion metrics (libvmaf's, bit for bit):
+  --psnr --ssim --ms-ssim --ciede --psnr-hvs   each one; --all-metrics for all five
 output:
   --frames                 print every frame's score on stdout
   --output FILE            write libvmaf's report (--json default, --xml, --csv)
   --quiet                  no progress bar
 ";
+
+/// The element's companion-metric properties.
+const COMPANIONS: [&str; 5] = ["psnr", "ssim", "ms-ssim", "ciede", "psnr-hvs"];
+
+fn companion_property(flag: &str) -> &'static str {
+    let name = flag.trim_start_matches('-');
+    COMPANIONS
+        .into_iter()
+        .find(|p| *p == name)
+        .expect("a companion flag")
+}
+
+/// The companion metrics printed after VMAF (libvmaf names), when present.
+const COMPANION_METRICS: [&str; 10] = [
+    "psnr_y",
+    "psnr_cb",
+    "psnr_cr",
+    "float_ssim",
+    "float_ms_ssim",
+    "ciede2000",
+    "psnr_hvs_y",
+    "psnr_hvs_cb",
+    "psnr_hvs_cr",
+    "psnr_hvs",
+];
 
 #[derive(Default)]
 struct Options {
@@ -98,6 +125,14 @@ fn parse_args() -> Result<Options, String> {
             "--sync" => o.props.push(("sync", value("--sync")?)),
             "--output" => o.props.push(("results-filename", value("--output")?)),
             "--json" | "--xml" | "--csv" => format = Some(a[2..].to_string()),
+            "--psnr" | "--ssim" | "--ms-ssim" | "--ciede" | "--psnr-hvs" => {
+                o.props.push((companion_property(&a), "true".into()))
+            }
+            "--all-metrics" => {
+                for p in COMPANIONS {
+                    o.props.push((p, "true".into()));
+                }
+            }
             "--frames" => o.frames = true,
             "--quiet" => o.quiet = true,
             s if s.starts_with('-') => return Err(format!("unknown option {s}")),
@@ -321,6 +356,11 @@ fn run(o: Options) -> Result<(), String> {
                         );
                     }
                     None => result = Err("no frame pair was scored".into()),
+                }
+                for name in COMPANION_METRICS {
+                    if let Some(st) = p.scores.get(name) {
+                        let _ = writeln!(stdout, "{name}: {:.6}", st.get(m));
+                    }
                 }
                 if let Some(ci) = p.confidence_interval() {
                     let _ = writeln!(
