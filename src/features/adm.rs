@@ -60,6 +60,7 @@ use std::f64::consts::PI;
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
+use crate::features::isa::Isa;
 use crate::features::{MIN_HEIGHT, MIN_WIDTH};
 use crate::picture::Plane;
 
@@ -484,6 +485,39 @@ pub fn try_compute(r: Plane<'_>, d: Plane<'_>, p: &AdmParams) -> Result<AdmAccum
 /// If the planes break what [`check`] checks (the engine checks first; [`try_compute`] returns
 /// the error instead). Samples above `2^bpc - 1` do not panic but give meaningless results.
 pub fn compute(r: Plane<'_>, d: Plane<'_>, p: &AdmParams) -> AdmAccum {
+    compute_with(r, d, p, Isa::detected())
+}
+
+/// [`compute`] with the build of the kernels chosen by the caller (the parity tests run every
+/// build the CPU supports; the results are the same integers).
+///
+/// # Panics
+/// As [`compute`], and if this CPU cannot run `isa` ([`Isa::supported`]).
+#[doc(hidden)]
+pub fn compute_with(r: Plane<'_>, d: Plane<'_>, p: &AdmParams, isa: Isa) -> AdmAccum {
+    assert!(
+        isa.supported(),
+        "adm::compute_with: {isa:?} is not supported by this CPU"
+    );
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: compute_avx2 only requires the CPU features of Isa::Avx2, checked above.
+        Isa::Avx2 => unsafe { compute_avx2(r, d, p) },
+        _ => compute_inner(r, d, p),
+    }
+}
+
+/// [`compute_inner`] compiled for AVX2: the integer row loops vectorise over 8 to 16 lanes.
+/// Floating point is unaffected (no FMA is enabled, and Rust never contracts `a * b + c`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt")]
+unsafe fn compute_avx2(r: Plane<'_>, d: Plane<'_>, p: &AdmParams) -> AdmAccum {
+    compute_inner(r, d, p)
+}
+
+/// The whole computation, inlined into each instruction-set variant.
+#[inline(always)]
+fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &AdmParams) -> AdmAccum {
     let (w, h, bpc) = (r.width, r.height, r.bpc);
     assert!(
         (8..=16).contains(&bpc) && (w, h, bpc) == (d.width, d.height, d.bpc),
@@ -502,7 +536,35 @@ pub fn compute(r: Plane<'_>, d: Plane<'_>, p: &AdmParams) -> AdmAccum {
     let c = AdmConstants::new(p);
     let geo = geometry(w, h);
     let lut = div_lookup();
-    let mut ws = Workspace::new(&geo);
+    // The buffers of the last call on this thread, reused when the size is the same (taken out
+    // of the cell for the call, so a nested call would simply allocate its own).
+    let mut ws = match WORKSPACE.with(|c| c.take()) {
+        Some(ws) if ws.size == (w, h) => ws,
+        _ => Workspace::new(&geo, (w, h)),
+    };
+    let acc = compute_in(&r, &d, &c, &geo, lut, &mut ws);
+    WORKSPACE.with(|c| c.set(Some(ws)));
+    acc
+}
+
+thread_local! {
+    /// The [`Workspace`] of the last [`compute`] on this thread (one frame size's worth of
+    /// buffers: about 15 MB at 1080p, 60 MB at 4K).
+    static WORKSPACE: std::cell::Cell<Option<Workspace>> = const { std::cell::Cell::new(None) };
+}
+
+/// [`compute_inner`] on a workspace of the right size. Every buffer element that is read has
+/// been written earlier in the same call (or is never written at this size, so still zero), so
+/// a reused workspace gives the same results as a fresh one.
+#[inline(always)]
+fn compute_in(
+    r: &Plane<'_>,
+    d: &Plane<'_>,
+    c: &AdmConstants,
+    geo: &[ScaleGeometry; 4],
+    lut: &[i32; 65537],
+    ws: &mut Workspace,
+) -> AdmAccum {
     let mut acc = AdmAccum::default();
 
     // Scale 0: 16-bit bands.
@@ -851,6 +913,8 @@ impl Bands32 {
 /// the detail bands in place: reference -> r, distorted -> a), scale 1-3 bands (sized for
 /// scale 1 and reused), the CSF and masking-filter planes, the DWT row buffers.
 struct Workspace {
+    /// The frame size the buffers are for.
+    size: (usize, usize),
     ref16: Bands16,
     dis16: Bands16,
     csf16: [Vec<i16>; 3],
@@ -866,12 +930,13 @@ struct Workspace {
 }
 
 impl Workspace {
-    fn new(geo: &[ScaleGeometry; 4]) -> Self {
+    fn new(geo: &[ScaleGeometry; 4], size: (usize, usize)) -> Self {
         let n0 = geo[0].width * geo[0].height;
         let n1 = geo[1].width * geo[1].height;
         let plane16 = || vec![0i16; n0];
         let plane32 = || vec![0i32; n1];
         Workspace {
+            size,
             ref16: Bands16::new(n0),
             dis16: Bands16::new(n0),
             csf16: [plane16(), plane16(), plane16()],
@@ -1001,6 +1066,7 @@ impl MaskRow {
     /// the 8 mirrored neighbours of `flt` plus `centre(csf)` at the pixel, i.e. the 3x3 sum of
     /// `flt` (as column sums over rows `i-1, i, i+1`) minus `flt` at the pixel plus the centre
     /// term. All in int32 as libvmaf (wrapping adds; the terms are far below 2^31 / 27).
+    #[inline(always)]
     fn fill<T: Copy + Into<i32>>(
         &mut self,
         flt: &[Vec<T>; 3],
@@ -1070,6 +1136,7 @@ impl MaskRow {
 
 /// `adm_dwt2_16` (and `adm_dwt2_8`, identical at `bpc` 8) on one image: bands `a, v` (low-pass
 /// vertical) and `h, d` (high-pass vertical) of `(w + 1) / 2` x `(h + 1) / 2`.
+#[inline(always)]
 fn dwt_s0(
     src: &Plane<'_>,
     iy: &[[usize; 4]],
@@ -1145,6 +1212,7 @@ fn decouple_one_s0(o: i16, t: i16, flag: bool, egl: f64, lut: &[i32; 65537]) -> 
 
 /// `adm_decouple` over the outer region, in place: the reference's `h, v, d` become `r`, the
 /// distorted's become `a = t - r`.
+#[inline(always)]
 fn decouple_s0(
     o: &mut Bands16,
     t: &mut Bands16,
@@ -1188,6 +1256,7 @@ fn decouple_s0(
 /// and shift 15 for h and v, Q23 and shift 17 for d, libvmaf's rounding constants 16384, 16384,
 /// 65535) and the masking filter input `flt = (int16)((4369 * |csf| + 2048) >> 12)`
 /// (`|csf| * 32 / 30`, which wraps int16 above |csf| = 30 720, as libvmaf's does).
+#[inline(always)]
 fn csf_s0(
     src: &Bands16,
     csf: &mut [Vec<i16>; 3],
@@ -1218,6 +1287,7 @@ fn csf_s0(
 
 /// The denominator of scale 0 (`adm_csf_den_scale`'s loops): per row of the inner region
 /// `sum |o|^3` (u64; a cube is at most 2^45, a row below 2^58), then `(row + round) >> shift`.
+#[inline(always)]
 fn den_s0(o: &Bands16, g: &ScaleGeometry) -> [u64; 3] {
     let shift = den_shift_s0(g) as u32;
     let add = round_add(shift) as u64;
@@ -1247,6 +1317,7 @@ fn den_s0(o: &Bands16, g: &ScaleGeometry) -> [u64; 3] {
 /// wrapping as libvmaf's does when the shifted threshold exceeds 2^31), `x = max(x, 0)`,
 /// `x_sq = (int32)((x * x + 2^28) >> 29)` (`2^29`, `30` for d; the cast wraps for x above
 /// 2^30.5, as in libvmaf), `val = (x_sq * x + round) >> cub`; per row `(sum + round) >> inner`.
+#[inline(always)]
 fn cm_s0(
     src: &Bands16,
     csf: &[Vec<i16>; 3],
@@ -1305,6 +1376,7 @@ struct DwtOut<'a> {
 /// vertical pass of scale 1 is at most 54822 * 22930 = 1.26e9, every band below 2^31 as
 /// bounded in [`AdmScaleAccum`]).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn dwt_s123<T: Copy + Into<i64>>(
     input: &[T],
     iy: &[[usize; 4]],
@@ -1403,6 +1475,7 @@ fn decouple_one_s123(o: i32, t: i32, flag: bool, egl: f64, lut: &[i32; 65537]) -
 }
 
 /// `adm_decouple_s123` over the outer region, in place (reference -> r, distorted -> a).
+#[inline(always)]
 fn decouple_s123(
     o: &mut Bands32,
     t: &mut Bands32,
@@ -1446,6 +1519,7 @@ fn decouple_s123(
 /// `i4_adm_csf` over the outer region: `csf = (int32)((rfactor * src + 2^27) >> 28)` (Q32
 /// factor), `flt = (int32)((143165577 * |csf| - 2^31) >> 32)` (libvmaf's rounding constant is
 /// `(int32_t)(1u << 31)`, i.e. -2^31; a zero csf gives flt = -1).
+#[inline(always)]
 fn csf_s123(
     src: &Bands32,
     csf: &mut [Vec<i32>; 3],
@@ -1476,6 +1550,7 @@ fn csf_s123(
 /// `((((o^2 + 2^q) >> q) * |o|) + round) >> ceil(log2(region width))` in u64 (libvmaf adds
 /// `1 << q`, not `1 << (q - 1)`; |o| < 2^31 so every step fits), per row
 /// `(sum + round) >> ceil(log2(region height))`.
+#[inline(always)]
 fn den_s123(o: &Bands32, g: &ScaleGeometry, scale: usize) -> [u64; 3] {
     let (sq, cub, accum) = den_shifts_s123(g, scale);
     let add_sq = 1u64 << sq;
@@ -1502,6 +1577,7 @@ fn den_s123(o: &Bands32, g: &ScaleGeometry, scale: usize) -> [u64; 3] {
 /// `x = |(int32)((src * rfactor + 2^27) >> 28)| - thr`, `x = max(x, 0)`,
 /// `x_sq = (int32)((x * x + 2^29) >> 30)`, `val = (x_sq * x + round) >> ceil(log2(w))`, per row
 /// `(sum + round) >> ceil(log2(h))`.
+#[inline(always)]
 fn cm_s123(
     src: &Bands32,
     csf: &[Vec<i32>; 3],

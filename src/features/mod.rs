@@ -12,6 +12,7 @@
 
 pub mod adm;
 pub mod ciede;
+pub mod isa;
 pub mod motion;
 pub mod ms_ssim;
 pub mod psnr;

@@ -14,6 +14,7 @@
 //! `motion_score_pipeline_16`, `extract`, `flush`, `options`), `integer_motion.h` (`filter`) and
 //! `motion_blend_tools.h` (`motion_blend`).
 
+use crate::features::isa::Isa;
 use crate::picture::Plane;
 
 /// The 5-tap blur. libvmaf 3.2.0 libvmaf/src/feature/integer_motion.h: `filter`. Sums to 2^16.
@@ -110,13 +111,32 @@ pub fn sad(prev: Plane<'_>, cur: Plane<'_>) -> u64 {
         "motion::sad: planes differ in geometry or depth"
     );
     assert!(w >= 3 && h >= 3, "motion::sad: plane smaller than 3x3");
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked on the line above), the only requirement of
-        // sad_avx2.
-        return unsafe { sad_avx2(prev, cur) };
+    sad_with(prev, cur, Isa::detected())
+}
+
+/// [`sad`] with the build of the kernel chosen by the caller (the parity tests run every build
+/// the CPU supports; the results are the same integers).
+///
+/// # Panics
+/// As [`sad`], and if this CPU cannot run `isa` ([`Isa::supported`]).
+#[doc(hidden)]
+pub fn sad_with(prev: Plane<'_>, cur: Plane<'_>, isa: Isa) -> u64 {
+    let (w, h) = (cur.width, cur.height);
+    assert!(
+        prev.width == w && prev.height == h && prev.bpc == cur.bpc,
+        "motion::sad: planes differ in geometry or depth"
+    );
+    assert!(w >= 3 && h >= 3, "motion::sad: plane smaller than 3x3");
+    assert!(
+        isa.supported(),
+        "motion::sad_with: {isa:?} is not supported by this CPU"
+    );
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: sad_avx2 only requires AVX2, part of Isa::Avx2, checked above.
+        Isa::Avx2 => unsafe { sad_avx2(prev, cur) },
+        _ => sad_inner(prev, cur),
     }
-    sad_inner(prev, cur)
 }
 
 /// [`sad_inner`] compiled for AVX2: the same integer code, its row loops vectorised over 8

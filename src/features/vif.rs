@@ -52,6 +52,7 @@
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
+use crate::features::isa::Isa;
 use crate::picture::Plane;
 
 /// libvmaf 3.2.0 `libvmaf/src/feature/integer_vif.h`: `vif_filter1d_table[0]` (17 taps, sum 65536).
@@ -713,19 +714,29 @@ pub fn try_compute(r: Plane<'_>, d: Plane<'_>, p: &VifParams) -> Result<VifAccum
 /// If the planes break what [`check`] checks (the engine checks first; [`try_compute`] returns
 /// the error instead). Samples above `2^bpc - 1` do not panic but give meaningless results.
 pub fn compute(r: Plane<'_>, d: Plane<'_>, p: &VifParams) -> VifAccum {
+    compute_with(r, d, p, Isa::detected())
+}
+
+/// [`compute`] with the build of the kernels chosen by the caller (the parity tests run every
+/// build the CPU supports; the results are the same integers).
+///
+/// # Panics
+/// As [`compute`], and if this CPU cannot run `isa` ([`Isa::supported`]).
+#[doc(hidden)]
+pub fn compute_with(r: Plane<'_>, d: Plane<'_>, p: &VifParams, isa: Isa) -> VifAccum {
     if let Err(e) = check(&r, &d, p) {
         panic!("vif::compute: {e}");
     }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("bmi1")
-        && std::arch::is_x86_feature_detected!("bmi2")
-        && std::arch::is_x86_feature_detected!("lzcnt")
-    {
-        // SAFETY: compute_avx2 only requires these CPU features, checked just above.
-        return unsafe { compute_avx2(r, d, p) };
+    assert!(
+        isa.supported(),
+        "vif::compute_with: {isa:?} is not supported by this CPU"
+    );
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: compute_avx2 only requires the CPU features of Isa::Avx2, checked above.
+        Isa::Avx2 => unsafe { compute_avx2(r, d, p) },
+        _ => compute_inner(r, d, p),
     }
-    compute_inner(r, d, p)
 }
 
 /// [`compute_inner`] compiled for AVX2 (the integer row loops vectorise over 8 lanes). Floating
