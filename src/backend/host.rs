@@ -307,6 +307,19 @@ pub struct HostFrame {
     pub prev_ref: Option<HostPlane>,
 }
 
+impl HostFrame {
+    /// `job` with compact copies of the host planes in place of its geometry-only planes (what
+    /// a backend that cannot read host planes computes; see [`super::Backend::submit_host`]).
+    pub fn materialize(&self, mut job: super::FrameJob) -> super::FrameJob {
+        job.reference = Arc::new(self.reference.to_owned_plane());
+        job.distorted = Arc::new(self.distorted.to_owned_plane());
+        if let Some(p) = &self.prev_ref {
+            job.prev_ref = Some(Arc::new(p.to_owned_plane()));
+        }
+        job
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,7 +359,7 @@ mod tests {
         ));
         // Last row needs only its samples, not a whole stride.
         assert!(HostPlane::new(v.clone(), 0, 20, 5, 5, 8).is_ok());
-        assert!(HostPlane::new(v.clone(), 0, 12, 5, 9, 10).is_ok());
+        assert!(HostPlane::new(v.clone(), 0, 11, 5, 9, 10).is_ok());
         assert!(matches!(
             HostPlane::new(v.clone(), 0, usize::MAX, 5, 9, 10),
             Err(Error::Geometry(_))

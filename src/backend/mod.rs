@@ -134,6 +134,16 @@ pub trait Backend: Send {
     fn accepts_host_planes(&self) -> bool {
         false
     }
+
+    /// Queue a job whose luma planes are in the caller's memory: `host` holds the samples;
+    /// `job.reference` and `job.distorted` (and `job.prev_ref` when `host.prev_ref` is set)
+    /// carry only the geometry (width, height, bpc; no samples). `job.prev_ref.is_some()` still
+    /// says whether the frame has a previous reference. The backend keeps `host` (the caller's
+    /// memory) alive until it no longer reads it. The default copies the planes into compact
+    /// planes and calls [`Backend::submit`].
+    fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {
+        self.submit(host.materialize(job))
+    }
 }
 
 /// Compute one job on the calling thread: the CPU reference, also what GPU backends are checked

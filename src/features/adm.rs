@@ -573,7 +573,7 @@ fn compute_in(
         let iy = dwt_indices(g.in_height);
         let ix = dwt_indices(g.in_width);
         dwt_s0(
-            &r,
+            r,
             &iy,
             &ix,
             &mut ws.tlo16,
@@ -582,7 +582,7 @@ fn compute_in(
             g.width,
         );
         dwt_s0(
-            &d,
+            d,
             &iy,
             &ix,
             &mut ws.tlo16,
@@ -592,13 +592,13 @@ fn compute_in(
         );
         let s = &mut acc.scales[0];
         s.den = den_s0(&ws.ref16, g);
-        decouple_s0(&mut ws.ref16, &mut ws.dis16, g, &c, lut);
+        decouple_s0(&mut ws.ref16, &mut ws.dis16, g, c, lut);
         // Numerator: csf of a (dis bands now hold a), masking of r (ref bands now hold r).
-        csf_s0(&ws.dis16, &mut ws.csf16, &mut ws.flt16, g, &c);
-        s.num = cm_s0(&ws.ref16, &ws.csf16, &ws.flt16, g, &c);
+        csf_s0(&ws.dis16, &mut ws.csf16, &mut ws.flt16, g, c);
+        s.num = cm_s0(&ws.ref16, &ws.csf16, &ws.flt16, g, c);
         // AIM: csf of r, masking of a.
-        csf_s0(&ws.ref16, &mut ws.csf16, &mut ws.flt16, g, &c);
-        s.aim = cm_s0(&ws.dis16, &ws.csf16, &ws.flt16, g, &c);
+        csf_s0(&ws.ref16, &mut ws.csf16, &mut ws.flt16, g, c);
+        s.aim = cm_s0(&ws.dis16, &ws.csf16, &ws.flt16, g, c);
     }
 
     // Scales 1-3: 32-bit bands.
@@ -629,7 +629,7 @@ fn compute_in(
         }
         let s = &mut acc.scales[scale];
         s.den = den_s123(&ws.ref32, g, scale);
-        decouple_s123(&mut ws.ref32, &mut ws.dis32, g, &c, lut);
+        decouple_s123(&mut ws.ref32, &mut ws.dis32, g, c, lut);
         let rf = &c.rfactor_s123[scale];
         csf_s123(&ws.dis32, &mut ws.csf32, &mut ws.flt32, g, rf);
         s.num = cm_s123(&ws.ref32, &ws.csf32, &ws.flt32, g, rf);

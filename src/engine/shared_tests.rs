@@ -1,0 +1,443 @@
+//! `Scorer::push_shared` (the zero-copy route) against `Scorer::push`, on a backend that reads
+//! host planes: the CPU reference behind a wrapper that records what it was given.
+
+use std::sync::{Arc, Mutex, Weak};
+
+use super::*;
+use crate::backend::cpu::CpuBackend;
+use crate::backend::{HostBytes, HostFrame, HostPlane};
+use crate::picture::{Chroma, PlaneRef};
+
+/// What the wrapper saw.
+#[derive(Default)]
+struct Seen {
+    host_jobs: usize,
+    plain_jobs: usize,
+    /// Jobs with a previous reference, and of those, with the previous one as a host plane.
+    with_prev: usize,
+    host_prev: usize,
+}
+
+/// The CPU backend, reading host planes: it keeps each job's HostFrame (the caller's memory)
+/// until the job's result is received, as a GPU backend keeps it until the upload completed.
+struct HostCpu {
+    inner: CpuBackend,
+    held: Vec<(u64, HostFrame)>,
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl Backend for HostCpu {
+    fn name(&self) -> &'static str {
+        "host-cpu"
+    }
+    fn submit(&mut self, job: FrameJob) -> Result<()> {
+        self.seen.lock().unwrap().plain_jobs += 1;
+        self.inner.submit(job)
+    }
+    fn receive(&mut self, wait: bool) -> Result<Option<(u64, FrameAccum)>> {
+        let r = self.inner.receive(wait)?;
+        if let Some((i, _)) = &r {
+            self.held.retain(|(j, _)| j != i);
+        }
+        Ok(r)
+    }
+    fn reset(&mut self) {
+        self.held.clear();
+        self.inner.reset();
+    }
+    fn accepts_host_planes(&self) -> bool {
+        true
+    }
+    fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {
+        {
+            let mut s = self.seen.lock().unwrap();
+            s.host_jobs += 1;
+            // Geometry-only planes: no samples.
+            assert!(job.reference.data.is_empty() && job.distorted.data.is_empty());
+            if job.prev_ref.is_some() {
+                s.with_prev += 1;
+                if host.prev_ref.is_some() {
+                    s.host_prev += 1;
+                }
+            } else {
+                assert!(host.prev_ref.is_none());
+            }
+        }
+        let index = job.index;
+        self.inner.submit(host.materialize(job))?;
+        self.held.push((index, host));
+        Ok(())
+    }
+}
+
+fn host_scorer(cfg: ScorerConfig) -> (Scorer, Arc<Mutex<Seen>>) {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let b = HostCpu {
+        inner: CpuBackend::new(2).unwrap(),
+        held: Vec::new(),
+        seen: Arc::clone(&seen),
+    };
+    (Scorer::with_backend(cfg, Box::new(b)).unwrap(), seen)
+}
+
+/// A gray frame in a buffer with padded rows (stride > row bytes), 8 or 10 bits.
+struct Frame {
+    buf: Arc<Vec<u8>>,
+    w: usize,
+    h: usize,
+    bpc: u8,
+    stride: usize,
+}
+
+impl Frame {
+    fn new(w: usize, h: usize, bpc: u8, t: usize, noise: usize) -> Frame {
+        let bps = if bpc > 8 { 2 } else { 1 };
+        let stride = w * bps + 24;
+        let max = (1usize << bpc) - 1;
+        let mut buf = vec![0xEEu8; stride * h];
+        for y in 0..h {
+            for x in 0..w {
+                let v =
+                    ((x * 5 + y * 3 + t * 11) % 97 * max / 96 + (x * y + t) * noise % 13).min(max);
+                let o = y * stride + x * bps;
+                if bps == 2 {
+                    buf[o..o + 2].copy_from_slice(&(v as u16).to_le_bytes());
+                } else {
+                    buf[o] = v as u8;
+                }
+            }
+        }
+        Frame {
+            buf: Arc::new(buf),
+            w,
+            h,
+            bpc,
+            stride,
+        }
+    }
+
+    fn picture(&self) -> Picture<'_> {
+        Picture {
+            width: self.w,
+            height: self.h,
+            bpc: self.bpc,
+            format: ChromaFormat::Gray,
+            luma: PlaneRef {
+                data: &self.buf,
+                stride: self.stride,
+            },
+            chroma: Chroma::None,
+        }
+    }
+
+    fn host(&self) -> HostPlane {
+        let owner: Arc<dyn HostBytes> = self.buf.clone();
+        HostPlane::new(owner, 0, self.stride, self.w, self.h, self.bpc).unwrap()
+    }
+
+    fn set(&mut self, x: usize, y: usize, v: u16) {
+        let buf = Arc::get_mut(&mut self.buf).expect("unique");
+        let o = y * self.stride + 2 * x;
+        buf[o..o + 2].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+// SAFETY (for Arc<Vec<u8>> as an owner): the test never mutates a shared buffer.
+unsafe impl HostBytes for Arc<Vec<u8>> {
+    fn host_bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+fn frames(w: usize, h: usize, bpc: u8, n: usize) -> Vec<(Frame, Frame)> {
+    (0..n)
+        .map(|t| {
+            (
+                Frame::new(w, h, bpc, t * t, 0),
+                Frame::new(w, h, bpc, t * t, 3),
+            )
+        })
+        .collect()
+}
+
+fn plain(cfg: ScorerConfig, frames: &[(Frame, Frame)]) -> (Vec<FrameScores>, Summary) {
+    let mut s = Scorer::new(ScorerConfig {
+        backend: BackendKind::Cpu,
+        threads: 2,
+        ..cfg
+    })
+    .unwrap();
+    let mut out = Vec::new();
+    for (r, d) in frames {
+        out.extend(s.push(&r.picture(), &d.picture()).unwrap());
+    }
+    let (rest, summary) = s.finish().unwrap();
+    out.extend(rest);
+    (out, summary)
+}
+
+fn shared(s: &mut Scorer, frames: &[(Frame, Frame)]) -> (Vec<FrameScores>, Summary) {
+    let mut out = Vec::new();
+    for (r, d) in frames {
+        out.extend(
+            s.push_shared(&r.picture(), &d.picture(), r.host(), d.host())
+                .unwrap(),
+        );
+    }
+    let (rest, summary) = s.finish().unwrap();
+    out.extend(rest);
+    (out, summary)
+}
+
+fn five_frame_window_model() -> ModelSource {
+    let text = include_str!("../../models/vmaf_v0.6.1.json");
+    let mut json: serde_json::Value = serde_json::from_str(text).unwrap();
+    let opts: Vec<serde_json::Value> = json["model_dict"]["feature_names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            if f.as_str().unwrap().contains("motion") {
+                serde_json::json!({ "motion_five_frame_window": true })
+            } else {
+                serde_json::json!({})
+            }
+        })
+        .collect();
+    json["model_dict"]["feature_opts_dicts"] = serde_json::Value::Array(opts);
+    ModelSource::Json(json.to_string())
+}
+
+/// The zero-copy route gives push's scores (every metric, every frame, the summary) at 8 and
+/// 10 bits, with subsampling and with the five-frame motion window (previous reference two
+/// frames back, still a host plane).
+#[test]
+fn push_shared_scores_equal_push() {
+    let cases = [
+        (8u8, ScorerConfig::default()),
+        (10, ScorerConfig::default()),
+        (
+            10,
+            ScorerConfig {
+                subsample: 3,
+                ..Default::default()
+            },
+        ),
+        (
+            8,
+            ScorerConfig {
+                model: five_frame_window_model(),
+                ..Default::default()
+            },
+        ),
+    ];
+    for (bpc, cfg) in cases {
+        let fr = frames(45, 37, bpc, 7);
+        let want = plain(cfg.clone(), &fr);
+        let (mut s, seen) = host_scorer(cfg.clone());
+        assert!(s.takes_host_planes());
+        let got = shared(&mut s, &fr);
+        assert_eq!(got, want, "bpc {bpc}, subsample {}", cfg.subsample);
+        assert!(!want.0.is_empty());
+        let seen = seen.lock().unwrap();
+        assert_eq!((seen.host_jobs, seen.plain_jobs), (7, 0));
+        // Every frame but the first (two with the five-frame window) has a previous reference,
+        // and it is the caller's plane.
+        assert!(seen.with_prev >= 5, "{}", seen.with_prev);
+        assert_eq!(seen.host_prev, seen.with_prev);
+        // The scorer is reusable: a second clip gives the same again.
+        drop(seen);
+        assert_eq!(shared(&mut s, &fr), want);
+    }
+}
+
+/// Frames pushed one way and the other in one clip: the same scores (motion against a previous
+/// reference of the other kind).
+#[test]
+fn push_and_push_shared_mix_in_one_clip() {
+    let fr = frames(40, 36, 10, 6);
+    let want = plain(ScorerConfig::default(), &fr);
+    let (mut s, seen) = host_scorer(ScorerConfig::default());
+    let mut out = Vec::new();
+    for (i, (r, d)) in fr.iter().enumerate() {
+        out.extend(if i % 2 == 0 {
+            s.push_shared(&r.picture(), &d.picture(), r.host(), d.host())
+                .unwrap()
+        } else {
+            s.push(&r.picture(), &d.picture()).unwrap()
+        });
+    }
+    let (rest, summary) = s.finish().unwrap();
+    out.extend(rest);
+    assert_eq!((out, summary), want);
+    let seen = seen.lock().unwrap();
+    assert_eq!((seen.host_jobs, seen.plain_jobs), (3, 3));
+    // Host frames 2 and 4 follow plain frames: their previous reference is a compact plane.
+    assert_eq!((seen.with_prev, seen.host_prev), (2, 0));
+}
+
+/// A sample above 2^bpc - 1 in either host plane is refused before the frame is taken: the
+/// error names it, and the clip goes on as if the frame had never been pushed.
+#[test]
+fn out_of_range_host_planes_change_nothing() {
+    let fr = frames(40, 36, 10, 5);
+    let want = plain(ScorerConfig::default(), &fr);
+    let (mut s, seen) = host_scorer(ScorerConfig::default());
+    let mut out = Vec::new();
+    for (i, (r, d)) in fr.iter().enumerate() {
+        if i == 2 {
+            for (bad_ref, x, y, v) in [(false, 39, 35, 1024u16), (true, 3, 0, 0xFFFF)] {
+                let mut bad = Frame::new(40, 36, 10, 0, 1);
+                bad.set(x, y, v);
+                let (rp, dp) = if bad_ref {
+                    (bad.picture(), d.picture())
+                } else {
+                    (r.picture(), bad.picture())
+                };
+                let (rh, dh) = if bad_ref {
+                    (bad.host(), d.host())
+                } else {
+                    (r.host(), bad.host())
+                };
+                let before = s.frames_pushed();
+                let e = s.push_shared(&rp, &dp, rh, dh).unwrap_err();
+                assert_eq!(
+                    e,
+                    Error::SampleRange {
+                        plane: "luma",
+                        x,
+                        y,
+                        value: v,
+                        bpc: 10
+                    }
+                );
+                assert_eq!(s.frames_pushed(), before);
+            }
+        }
+        out.extend(
+            s.push_shared(&r.picture(), &d.picture(), r.host(), d.host())
+                .unwrap(),
+        );
+    }
+    let (rest, summary) = s.finish().unwrap();
+    out.extend(rest);
+    assert_eq!((out, summary), want);
+    assert_eq!(seen.lock().unwrap().host_jobs, 5);
+}
+
+/// Host planes that disagree with their pictures are refused (and change nothing).
+#[test]
+fn host_planes_must_match_the_pictures() {
+    let (mut s, _) = host_scorer(ScorerConfig::default());
+    let a = Frame::new(40, 36, 8, 0, 0);
+    let b = Frame::new(41, 36, 8, 0, 0);
+    let c = Frame::new(40, 36, 10, 0, 0);
+    let e = s
+        .push_shared(&a.picture(), &a.picture(), a.host(), b.host())
+        .unwrap_err();
+    assert!(matches!(e, Error::Mismatch(_)), "{e}");
+    let e = s
+        .push_shared(&a.picture(), &a.picture(), c.host(), a.host())
+        .unwrap_err();
+    assert!(matches!(e, Error::Mismatch(_)), "{e}");
+    assert_eq!(s.frames_pushed(), 0);
+}
+
+/// The caller's memory is released: each distorted plane once its result is back, each
+/// reference once it is neither in flight nor the previous reference of the next frame, and
+/// everything at `finish`.
+#[test]
+fn host_planes_are_released() {
+    let fr = frames(40, 36, 8, 8);
+    let (mut s, _) = host_scorer(ScorerConfig::default());
+    let mut weak: Vec<(Weak<Vec<u8>>, Weak<Vec<u8>>)> = Vec::new();
+    let mut scored = 0;
+    for (i, (r, d)) in fr.iter().enumerate() {
+        // Owners that only the scorer holds once pushed.
+        let r2 = Frame {
+            buf: Arc::new(r.buf.to_vec()),
+            ..*r
+        };
+        let d2 = Frame {
+            buf: Arc::new(d.buf.to_vec()),
+            ..*d
+        };
+        weak.push((Arc::downgrade(&r2.buf), Arc::downgrade(&d2.buf)));
+        let (rh, dh) = (r2.host(), d2.host());
+        let (rp, dp) = (r2.picture(), d2.picture());
+        scored += s.push_shared(&rp, &dp, rh, dh).unwrap().len();
+        drop((r2, d2));
+        // Frames whose results are final (all before `scored`, bar motion's one-frame delay)
+        // hold nothing any more but the last reference.
+        for (j, (wr, wd)) in weak.iter().enumerate() {
+            if j + 1 < scored {
+                assert!(
+                    wd.upgrade().is_none(),
+                    "distorted {j} alive after frame {i}"
+                );
+                assert!(
+                    wr.upgrade().is_none(),
+                    "reference {j} alive after frame {i}"
+                );
+            }
+        }
+        // The newest reference is kept for the next frame's motion.
+        assert!(weak[i].0.upgrade().is_some());
+    }
+    assert!(scored > 0);
+    s.finish().unwrap();
+    for (j, (wr, wd)) in weak.iter().enumerate() {
+        assert!(
+            wr.upgrade().is_none() && wd.upgrade().is_none(),
+            "frame {j} alive after finish"
+        );
+    }
+    // reset() releases too.
+    let keep = Frame::new(40, 36, 8, 1, 0);
+    let w = Arc::downgrade(&keep.buf);
+    let owned = Frame {
+        buf: Arc::new(keep.buf.to_vec()),
+        ..keep
+    };
+    let w2 = Arc::downgrade(&owned.buf);
+    s.push_shared(
+        &owned.picture(),
+        &owned.picture(),
+        owned.host(),
+        owned.host(),
+    )
+    .unwrap();
+    drop(owned);
+    assert!(w2.upgrade().is_some());
+    s.reset();
+    assert!(w2.upgrade().is_none());
+    drop(w);
+}
+
+/// Without a backend that reads host planes, or with a companion metric on, push_shared is push.
+#[test]
+fn push_shared_falls_back_to_push() {
+    let fr = frames(40, 36, 10, 4);
+    let want = plain(ScorerConfig::default(), &fr);
+    let mut cpu = Scorer::new(ScorerConfig {
+        backend: BackendKind::Cpu,
+        threads: 2,
+        ..Default::default()
+    })
+    .unwrap();
+    assert!(!cpu.takes_host_planes());
+    assert_eq!(shared(&mut cpu, &fr), want);
+
+    let cfg = ScorerConfig {
+        companions: Companions {
+            ssim: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let want = plain(cfg.clone(), &fr);
+    let (mut s, seen) = host_scorer(cfg);
+    assert!(!s.takes_host_planes());
+    assert_eq!(shared(&mut s, &fr), want);
+    assert_eq!(seen.lock().unwrap().host_jobs, 0);
+}
