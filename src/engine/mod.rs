@@ -1724,7 +1724,9 @@ mod companion_format_tests {
 
     fn samples(n: usize, bpc: u8, seed: u64, base: Option<&[u16]>) -> Vec<u16> {
         let max = (1u64 << bpc) - 1;
-        let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut s = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (0..n)
             .map(|i| {
                 s = s
@@ -1845,7 +1847,10 @@ mod companion_format_tests {
                     ("psnr_cb", p.cb.unwrap()),
                     ("psnr_cr", p.cr.unwrap()),
                     ("float_ssim", ssim::ssim(rv[0], dv[0]).unwrap().ssim),
-                    ("float_ms_ssim", ms_ssim::ms_ssim(rv[0], dv[0]).unwrap().ms_ssim),
+                    (
+                        "float_ms_ssim",
+                        ms_ssim::ms_ssim(rv[0], dv[0]).unwrap().ms_ssim,
+                    ),
                     ("ciede2000", ciede::ciede(&rv, &dv).unwrap()),
                 ];
                 if c.psnr_hvs {
@@ -1860,7 +1865,10 @@ mod companion_format_tests {
                 for (name, v) in want {
                     checked += 1;
                     if f.get(name) != Some(v) {
-                        bad.push(format!("{format:?} {bpc}-bit {name}: {:?} != {v}", f.get(name)));
+                        bad.push(format!(
+                            "{format:?} {bpc}-bit {name}: {:?} != {v}",
+                            f.get(name)
+                        ));
                     }
                 }
             }
