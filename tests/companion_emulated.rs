@@ -81,7 +81,13 @@ fn run_emulated(exe: &Path, job: &FrameJob) -> gstvmafgpu::Result<CompanionScore
         u64le(&mut input, r.bytes as u64);
     }
     let ups = plan.uploads(job);
-    u32le(&mut input, ups.len() as u32);
+    u32le(&mut input, (plan.tables.len() + ups.len()) as u32);
+    for (r, bytes) in &plan.tables {
+        assert_eq!(bytes.len(), r.bytes);
+        u64le(&mut input, r.off as u64);
+        u64le(&mut input, r.bytes as u64);
+        input.extend_from_slice(bytes);
+    }
     for (r, data) in ups {
         assert_eq!(data.len() * 2, r.bytes);
         u64le(&mut input, r.off as u64);
@@ -190,9 +196,11 @@ fn compare(
                     let want = compute_companions_cpu(&j);
                     let got = run_emulated(exe, &j);
                     n += 1;
+                    // Debug text: equal for equal floats (shortest round-trip digits, the sign of
+                    // zero included), and NaN (MS-SSIM of a negative structure term) equals NaN.
                     let same = match (&want, &got) {
-                        (Ok(a), Ok(b)) => a == b,
-                        (Err(_), Err(_)) => true,
+                        (Ok(a), Ok(b)) => format!("{a:?}") == format!("{b:?}"),
+                        (Err(a), Err(b)) => a.to_string() == b.to_string(),
                         _ => false,
                     };
                     if !same {
@@ -224,6 +232,64 @@ fn psnr_equals_cpu() {
     compare(
         PSNR,
         &[(1, 1), (3, 2), (33, 33), (47, 61), (64, 36), (301, 7)],
+        &[8, 10, 12, 16],
+        &LAYOUTS,
+    );
+}
+
+const SSIM: Companions = Companions {
+    psnr: false,
+    ssim: true,
+    ms_ssim: false,
+    ciede: false,
+    psnr_hvs: false,
+};
+
+const MS_SSIM: Companions = Companions {
+    psnr: false,
+    ssim: false,
+    ms_ssim: true,
+    ciede: false,
+    psnr_hvs: false,
+};
+
+#[test]
+fn ssim_equals_cpu() {
+    // 10x40 is refused (smaller than the window); 400x390 runs at scale 2, 700x768 at scale 3.
+    compare(
+        SSIM,
+        &[(10, 40), (11, 11), (33, 33), (47, 61), (64, 36)],
+        &[8, 10, 12, 16],
+        &LAYOUTS[3..],
+    );
+    compare(SSIM, &[(400, 390), (700, 768)], &[8, 16], &LAYOUTS[3..]);
+}
+
+#[test]
+fn ms_ssim_equals_cpu() {
+    // 175x300 is refused (level 4 below 11x11); 176x176 is the smallest frame.
+    compare(
+        MS_SSIM,
+        &[(175, 300), (176, 176), (181, 190)],
+        &[8, 10, 12, 16],
+        &LAYOUTS[3..],
+    );
+}
+
+const PSNR_HVS: Companions = Companions {
+    psnr: false,
+    ssim: false,
+    ms_ssim: false,
+    ciede: false,
+    psnr_hvs: true,
+};
+
+#[test]
+fn psnr_hvs_equals_cpu() {
+    // 16-bit and 4:0:0 are refused (as libvmaf); 15x9 at 4:2:0 has a chroma plane below 8x8.
+    compare(
+        PSNR_HVS,
+        &[(15, 9), (16, 16), (33, 33), (47, 61), (64, 36)],
         &[8, 10, 12, 16],
         &LAYOUTS,
     );

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::picture::Plane;
 
 use super::psnr::check_pair;
-use super::ssim::{GAUSSIAN_LEN, decimate, iqa_ssim, plane_to_float};
+use super::ssim::{GAUSSIAN_LEN, IqaSsim, decimate, iqa_ssim, plane_to_float};
 
 /// Number of scales (iqa/ssim_tools.h `SCALES`).
 pub const SCALES: usize = 5;
@@ -88,6 +88,30 @@ pub fn ms_ssim(r: Plane<'_>, d: Plane<'_>) -> Result<MsSsimScore> {
         diss.push(nd);
     }
 
+    let levels: Vec<IqaSsim> = refs
+        .iter()
+        .zip(&diss)
+        .map(|((rf, w, h), df)| iqa_ssim(rf, df, *w, *h))
+        .collect();
+    combine(&levels)
+}
+
+/// The pyramid's level sizes for a `width` x `height` frame: level 0 is the frame, each next
+/// level `w / 2 + (w & 1)` x `h / 2 + (h & 1)` (`_iqa_decimate` by 2).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn level_sizes(width: usize, height: usize) -> [(usize, usize); SCALES] {
+    let mut out = [(width, height); SCALES];
+    for i in 1..SCALES {
+        let (w, h) = out[i - 1];
+        out[i] = (w / 2 + (w & 1), h / 2 + (h & 1));
+    }
+    out
+}
+
+/// MS-SSIM from the per-level `_iqa_ssim` means (levels 0..5 in order): the product of
+/// `l^alpha * c^beta * s^gamma` over the levels, in `double`, as `compute_ms_ssim` does. Shared
+/// by the CPU path and the GPU path.
+pub(crate) fn combine(levels: &[IqaSsim]) -> Result<MsSsimScore> {
     let mut out = MsSsimScore {
         ms_ssim: 0.0,
         l: [0.0; SCALES],
@@ -95,8 +119,7 @@ pub fn ms_ssim(r: Plane<'_>, d: Plane<'_>) -> Result<MsSsimScore> {
         s: [0.0; SCALES],
     };
     let mut msssim = 1.0f64;
-    for (i, ((rf, w, h), df)) in refs.iter().zip(&diss).enumerate() {
-        let m = iqa_ssim(rf, df, *w, *h);
+    for (i, m) in levels.iter().enumerate().take(SCALES) {
         let (l, c, s) = (f64::from(m.l), f64::from(m.c), f64::from(m.s));
         msssim *= l.powf(f64::from(ALPHAS[i]))
             * c.powf(f64::from(BETAS[i]))

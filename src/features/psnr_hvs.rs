@@ -295,14 +295,49 @@ pub fn block_terms(
     out
 }
 
+/// The number of 8x8 blocks of a `w` x `h` plane along x and y (blocks every 7 samples while
+/// the block fits; `w, h >= 8`).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn block_grid(w: usize, h: usize) -> (usize, usize) {
+    ((w - 7).div_ceil(7), (h - 7).div_ceil(7))
+}
+
+/// The sequential `float` sum of `calc_psnrhvs` (blocks in raster order, each block's 64 terms
+/// in coefficient order) and the plane's linear score from it: shared by the CPU path and the
+/// GPU path (which reads the per-block terms back and adds them here in the same order).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PlaneSum {
+    ret: f32,
+    // Bound: 64 per block, at most 64 * (15360/7 + 1) * (8640/7 + 1) ~= 1.7e8 < 2^31.
+    pixels: i32,
+}
+
+impl PlaneSum {
+    /// Add one block's 64 terms.
+    #[inline]
+    pub(crate) fn add_block(&mut self, terms: impl IntoIterator<Item = f32>) {
+        for v in terms {
+            self.ret += v;
+        }
+        self.pixels += 64;
+    }
+
+    /// The linear score (mean masked squared error, normalised by the peak squared).
+    pub(crate) fn finish(self, bpc: u8) -> f64 {
+        let mut ret = self.ret / self.pixels as f32;
+        let samplemax = (1i32 << bpc) - 1;
+        ret /= (samplemax * samplemax) as f32;
+        f64::from(ret)
+    }
+}
+
 /// `calc_psnrhvs` of one plane: the linear score (mean masked squared error, normalised by the
 /// peak squared). The plane must be at least 8x8 and at most 12 bits (checked by the caller).
 pub(crate) fn plane_score(r: &Plane<'_>, d: &Plane<'_>, plane: usize) -> f64 {
     let csf = csf(plane);
     let mask = mask_table(csf);
     let (w, h) = (r.width, r.height);
-    let mut ret = 0f32;
-    let mut pixels: i32 = 0;
+    let mut sum = PlaneSum::default();
     let mut s = [0i32; 64];
     let mut t = [0i32; 64];
     // Blocks at every 7th row and column while the 8x8 block fits.
@@ -315,17 +350,10 @@ pub(crate) fn plane_score(r: &Plane<'_>, d: &Plane<'_>, plane: usize) -> f64 {
                     t[i * 8 + j] = i32::from(dr[x + j]);
                 }
             }
-            for v in block_terms(&s, &t, csf, &mask) {
-                ret += v;
-            }
-            // Bound: 64 per block, at most 64 * (15360/7 + 1) * (8640/7 + 1) ~= 1.7e8 < 2^31.
-            pixels += 64;
+            sum.add_block(block_terms(&s, &t, csf, &mask));
         }
     }
-    ret /= pixels as f32;
-    let samplemax = (1i32 << r.bpc) - 1;
-    ret /= (samplemax * samplemax) as f32;
-    f64::from(ret)
+    sum.finish(r.bpc)
 }
 
 /// `convert_score_db`: `10 * (-1 * log10(weight * score))` with weight 1.
@@ -336,13 +364,23 @@ fn to_db(score: f64) -> f64 {
 /// libvmaf's `psnr_hvs` scores of a picture pair: `r` and `d` are the Y, Cb, Cr planes (chroma
 /// at any subsampling; each plane is scored at its own size).
 pub fn psnr_hvs(r: &[Plane<'_>], d: &[Plane<'_>]) -> Result<PsnrHvsScores> {
+    check_planes(r, d)?;
+    let mut lin = [0f64; 3];
+    for p in 0..3 {
+        lin[p] = plane_score(&r[p], &d[p], p);
+    }
+    Ok(scores(lin))
+}
+
+/// The checks of [`psnr_hvs`]: three plane pairs of one depth up to 12 bits, each at least 8x8,
+/// samples within the depth.
+pub(crate) fn check_planes(r: &[Plane<'_>], d: &[Plane<'_>]) -> Result<()> {
     if r.len() != 3 || d.len() != 3 {
         return Err(Error::Unsupported {
             metric: "psnr_hvs",
             reason: "PSNR-HVS needs the luma and both chroma planes".into(),
         });
     }
-    let mut lin = [0f64; 3];
     for p in 0..3 {
         check_pair(&r[p], &d[p], NAMES[p])?;
         let bpc = r[p].bpc;
@@ -379,15 +417,19 @@ pub fn psnr_hvs(r: &[Plane<'_>], d: &[Plane<'_>]) -> Result<PsnrHvsScores> {
                 }
             }
         }
-        lin[p] = plane_score(&r[p], &d[p], p);
     }
+    Ok(())
+}
+
+/// The scores from the three planes' linear scores.
+pub(crate) fn scores(lin: [f64; 3]) -> PsnrHvsScores {
     let combined = lin[0] * 0.8 + 0.1 * (lin[1] + lin[2]);
-    Ok(PsnrHvsScores {
+    PsnrHvsScores {
         y: to_db(lin[0]),
         cb: to_db(lin[1]),
         cr: to_db(lin[2]),
         psnr_hvs: to_db(combined),
-    })
+    }
 }
 
 #[cfg(test)]

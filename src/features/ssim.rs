@@ -244,6 +244,7 @@ fn convolve(img: &[f32], w: usize, h: usize) -> (Vec<f32>, usize, usize) {
 
 /// The means libvmaf's `_iqa_ssim` returns in its default case (`args == NULL`): the SSIM index
 /// and the mean l, c, s terms, all rounded to `float`.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct IqaSsim {
     pub ssim: f32,
     pub l: f32,
@@ -251,15 +252,92 @@ pub(crate) struct IqaSsim {
     pub s: f32,
 }
 
-/// `_iqa_ssim` (iqa/ssim_tools.c), default parameters (K1 = 0.01, K2 = 0.03, L = 255, Gaussian
-/// window), the zli-nflx default branch. `w, h >= 11`.
-pub(crate) fn iqa_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> IqaSsim {
-    // C1 = (K1*L)^2, C2 = (K2*L)^2, C3 = C2/2, all in float (L is the int 255).
+/// `C1 = (K1*L)^2`, `C2 = (K2*L)^2`, `C3 = C2/2` of `_iqa_ssim` with its defaults (K1 = 0.01,
+/// K2 = 0.03, L = 255), all in `float` (L is the int 255).
+pub(crate) fn ssim_constants() -> (f32, f32, f32) {
     let k1l = 0.01f32 * 255.0;
     let k2l = 0.03f32 * 255.0;
     let c1 = k1l * k1l;
     let c2 = k2l * k2l;
-    let c3 = c2 / 2.0;
+    (c1, c2, c2 / 2.0)
+}
+
+/// The per-pixel terms of `_iqa_ssim` (luminance `l`, contrast `c`, structure `s`) from the five
+/// filtered values at one pixel (means `mr`, `md`; filtered squares and product). `l` and `c`
+/// are `double` quotients, `s` a `float` quotient (widened by the caller where C widens it).
+/// kernels/ssim.cu `ssim_terms` computes the same, in the same types and order.
+#[inline]
+pub(crate) fn pixel_terms(
+    mr: f32,
+    md: f32,
+    sig_r: f32,
+    sig_d: f32,
+    sig_rd: f32,
+    (c1, c2, c3): (f32, f32, f32),
+) -> (f64, f64, f32) {
+    let mut sr = sig_r - mr * mr;
+    let mut sd = sig_d - md * md;
+    // MAX(0.0, x) with the C macro: (0.0 > x) ? 0.0 : x.
+    if 0.0 > sr {
+        sr = 0.0;
+    }
+    if 0.0 > sd {
+        sd = 0.0;
+    }
+    let srd = sig_rd - mr * md;
+
+    // sqrt of a float product, computed in double, stored to float.
+    let sigma_rd = f64::from(sr * sd).sqrt() as f32;
+    let l =
+        (2.0 * f64::from(mr) * f64::from(md) + f64::from(c1)) / f64::from(mr * mr + md * md + c1);
+    let c = (2.0 * f64::from(sigma_rd) + f64::from(c2)) / f64::from(sr + sd + c2);
+    let clamped = if srd < 0.0 && sigma_rd <= 0.0 {
+        0.0
+    } else {
+        srd
+    };
+    // float / float.
+    let s = (clamped + c3) / (sigma_rd + c3);
+    (l, c, s)
+}
+
+/// The sequential `double` sums of `_iqa_ssim`, pixel after pixel in row-major order: the one
+/// order-dependent step, shared by the CPU path and the GPU path (which reads the per-pixel terms
+/// back and adds them here in the same order).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SsimSums {
+    ssim: f64,
+    l: f64,
+    c: f64,
+    s: f64,
+}
+
+impl SsimSums {
+    #[inline]
+    pub(crate) fn add(&mut self, l: f64, c: f64, s: f32) {
+        let s = f64::from(s);
+        self.ssim += l * c * s;
+        self.l += l;
+        self.c += c;
+        self.s += s;
+    }
+
+    /// The means over `n` pixels (`(double)(w*h)` of the int sizes), rounded to `float`.
+    pub(crate) fn finish(&self, n: usize) -> IqaSsim {
+        let n = n as f64;
+        IqaSsim {
+            ssim: (self.ssim / n) as f32,
+            l: (self.l / n) as f32,
+            c: (self.c / n) as f32,
+            s: (self.s / n) as f32,
+        }
+    }
+}
+
+/// `_iqa_ssim` (iqa/ssim_tools.c), default parameters (K1 = 0.01, K2 = 0.03, L = 255, Gaussian
+/// window), the zli-nflx default branch. `w, h >= 11`.
+pub(crate) fn iqa_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> IqaSsim {
+    let consts = ssim_constants();
 
     let (mu_r, dw, dh) = convolve(r, w, h);
     let (mu_d, _, _) = convolve(d, w, h);
@@ -276,49 +354,12 @@ pub(crate) fn iqa_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> IqaSsim {
     let (sig_rd, _, _) = convolve(&rd, w, h);
     drop((rr, dd, rd));
 
-    let mut ssim_sum = 0.0f64;
-    let mut l_sum = 0.0f64;
-    let mut c_sum = 0.0f64;
-    let mut s_sum = 0.0f64;
+    let mut sums = SsimSums::default();
     for i in 0..dw * dh {
-        let (mr, md) = (mu_r[i], mu_d[i]);
-        let mut sr = sig_r[i] - mr * mr;
-        let mut sd = sig_d[i] - md * md;
-        // MAX(0.0, x) with the C macro: (0.0 > x) ? 0.0 : x.
-        if 0.0 > sr {
-            sr = 0.0;
-        }
-        if 0.0 > sd {
-            sd = 0.0;
-        }
-        let srd = sig_rd[i] - mr * md;
-
-        // sqrt of a float product, computed in double, stored to float.
-        let sigma_rd = f64::from(sr * sd).sqrt() as f32;
-        let l = (2.0 * f64::from(mr) * f64::from(md) + f64::from(c1))
-            / f64::from(mr * mr + md * md + c1);
-        let c = (2.0 * f64::from(sigma_rd) + f64::from(c2)) / f64::from(sr + sd + c2);
-        let clamped = if srd < 0.0 && sigma_rd <= 0.0 {
-            0.0
-        } else {
-            srd
-        };
-        // float / float, then widened.
-        let s = f64::from((clamped + c3) / (sigma_rd + c3));
-
-        ssim_sum += l * c * s;
-        l_sum += l;
-        c_sum += c;
-        s_sum += s;
+        let (l, c, s) = pixel_terms(mu_r[i], mu_d[i], sig_r[i], sig_d[i], sig_rd[i], consts);
+        sums.add(l, c, s);
     }
-    // `(double)(w*h)` of the int sizes.
-    let n = (dw * dh) as f64;
-    IqaSsim {
-        ssim: (ssim_sum / n) as f32,
-        l: (l_sum / n) as f32,
-        c: (c_sum / n) as f32,
-        s: (s_sum / n) as f32,
-    }
+    sums.finish(dw * dh)
 }
 
 /// `_round` (iqa/math_utils.c): rounds half away from zero, via a float difference compared
@@ -352,29 +393,50 @@ fn check_size(w: usize, h: usize, metric: &'static str) -> Result<()> {
     Ok(())
 }
 
+/// The automatic down-scaling of `float_ssim` for a `w` x `h` luma plane, after libvmaf's size
+/// checks: `(scale, scaled width, scaled height)` (the scaled size is `w` x `h` at scale 1).
+pub(crate) fn scaled_geometry(w: usize, h: usize) -> Result<(usize, usize, usize)> {
+    check_size(w, h, "float_ssim")?;
+    let scale = auto_scale(w, h);
+    if scale == 1 {
+        return Ok((1, w, h));
+    }
+    let (sw, sh) = (w / scale + (w & 1), h / scale + (h & 1));
+    check_size(sw, sh, "float_ssim")?;
+    Ok((scale, sw, sh))
+}
+
+/// The tap of the box low-pass of side `scale`: `1.0f / (scale * scale)` (int product).
+pub(crate) fn box_tap(scale: usize) -> f32 {
+    1.0f32 / (scale * scale) as i32 as f32
+}
+
+impl From<IqaSsim> for SsimScore {
+    fn from(m: IqaSsim) -> SsimScore {
+        SsimScore {
+            ssim: f64::from(m.ssim),
+            l: f64::from(m.l),
+            c: f64::from(m.c),
+            s: f64::from(m.s),
+        }
+    }
+}
+
 /// libvmaf's `float_ssim` of a luma plane pair (default options: automatic scale, no dB).
 pub fn ssim(r: Plane<'_>, d: Plane<'_>) -> Result<SsimScore> {
     check_pair(&r, &d, "float_ssim")?;
-    check_size(r.width, r.height, "float_ssim")?;
-    let (mut w, mut h) = (r.width, r.height);
+    let (scale, sw, sh) = scaled_geometry(r.width, r.height)?;
+    let (w, h) = (r.width, r.height);
     let mut rf = plane_to_float(&r);
     let mut df = plane_to_float(&d);
-
-    let scale = auto_scale(w, h);
     if scale > 1 {
-        // Box low-pass of side `scale`, each tap 1.0f / (scale * scale) (int product).
-        let kernel = vec![1.0f32 / (scale * scale) as i32 as f32; scale * scale];
+        // Box low-pass of side `scale`.
+        let kernel = vec![box_tap(scale); scale * scale];
         decimate_in_place(&mut rf, w, h, scale, &kernel, scale);
-        (w, h) = decimate_in_place(&mut df, w, h, scale, &kernel, scale);
-        check_size(w, h, "float_ssim")?;
+        let wh = decimate_in_place(&mut df, w, h, scale, &kernel, scale);
+        debug_assert_eq!(wh, (sw, sh));
     }
-    let m = iqa_ssim(&rf, &df, w, h);
-    Ok(SsimScore {
-        ssim: f64::from(m.ssim),
-        l: f64::from(m.l),
-        c: f64::from(m.c),
-        s: f64::from(m.s),
-    })
+    Ok(iqa_ssim(&rf, &df, sw, sh).into())
 }
 
 #[cfg(test)]

@@ -47,6 +47,8 @@ static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long 
 
 #include "../../kernels/compat.h"
 #include "../../kernels/psnr.cu"
+#include "../../kernels/ssim.cu"
+#include "../../kernels/psnr_hvs.cu"
 
 static void fail(const char *m) { fprintf(stderr, "companion_emu: %s\n", m); exit(2); }
 
@@ -137,6 +139,11 @@ int main() {
         (void)F;
         std::function<void()> fn;
         if (name == "psnr_sse") { fn = [=] { psnr_sse((const vg_u16 *)P(0), (const vg_u16 *)P(1), I(2), (vg_u64 *)P(3)); }; }
+        else if (name == "ssim_load") { fn = [=] { ssim_load((const vg_u16 *)P(0), I(1), I(2), I(3), I(4), F(5), I(6), I(7), (float *)P(8)); }; }
+        else if (name == "ssim_decimate_lpf") { fn = [=] { ssim_decimate_lpf((const float *)P(0), I(1), I(2), I(3), I(4), (float *)P(5)); }; }
+        else if (name == "ssim_hconv") { fn = [=] { ssim_hconv((const float *)P(0), (const float *)P(1), I(2), I(3), (float *)P(4)); }; }
+        else if (name == "ssim_terms") { fn = [=] { ssim_terms((const float *)P(0), I(1), I(2), F(3), F(4), F(5), (double *)P(6), (double *)P(7), (float *)P(8)); }; }
+        else if (name == "psnr_hvs_blocks") { fn = [=] { psnr_hvs_blocks((const vg_u16 *)P(0), (const vg_u16 *)P(1), I(2), I(3), (const float *)P(4), (const float *)P(5), (float *)P(6)); }; }
         else fail(("unknown kernel " + name).c_str());
         pool.run(gx, gy, fn);
     }

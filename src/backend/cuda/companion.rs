@@ -26,6 +26,7 @@ use cudarc::driver::{DevicePtr, result};
 use crate::backend::{CompanionScores, Companions, FrameJob};
 use crate::error::{Error, Result};
 use crate::features::psnr::{self, PsnrScores};
+use crate::features::{ms_ssim, psnr_hvs, ssim};
 use crate::picture::OwnedPlane;
 
 /// The companion kernel text: compat.h, then the kernels, one text for NVRTC and hipRTC.
@@ -33,6 +34,10 @@ pub const SOURCE: &str = concat!(
     include_str!("../../../kernels/compat.h"),
     "\n",
     include_str!("../../../kernels/psnr.cu"),
+    "\n",
+    include_str!("../../../kernels/ssim.cu"),
+    "\n",
+    include_str!("../../../kernels/psnr_hvs.cu"),
     "\n"
 );
 
@@ -46,6 +51,12 @@ const PSNR_ITEMS: usize = 8;
 /// [`psnr::sse`]); such planes are summed on the host.
 const PSNR_U32_ROW_MAX_WIDTH: usize = 66051;
 
+fn missing(metric: &str) -> Error {
+    Error::Backend(format!(
+        "CUDA companions: {metric} is not in the frame plan"
+    ))
+}
+
 fn be<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
     move |e| Error::Backend(format!("CUDA companions: {what}: {e}"))
 }
@@ -54,6 +65,11 @@ fn be<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernel {
     PsnrSse,
+    SsimLoad,
+    SsimDecimateLpf,
+    SsimHconv,
+    SsimTerms,
+    PsnrHvsBlocks,
 }
 
 /// The C type of a kernel parameter.
@@ -65,12 +81,24 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 1] = [Kernel::PsnrSse];
+    pub const ALL: [Kernel; 6] = [
+        Kernel::PsnrSse,
+        Kernel::SsimLoad,
+        Kernel::SsimDecimateLpf,
+        Kernel::SsimHconv,
+        Kernel::SsimTerms,
+        Kernel::PsnrHvsBlocks,
+    ];
 
     /// The `extern "C"` name.
     pub fn name(self) -> &'static str {
         match self {
             Kernel::PsnrSse => "psnr_sse",
+            Kernel::SsimLoad => "ssim_load",
+            Kernel::SsimDecimateLpf => "ssim_decimate_lpf",
+            Kernel::SsimHconv => "ssim_hconv",
+            Kernel::SsimTerms => "ssim_terms",
+            Kernel::PsnrHvsBlocks => "psnr_hvs_blocks",
         }
     }
 
@@ -79,6 +107,11 @@ impl Kernel {
         use ArgKind::*;
         match self {
             Kernel::PsnrSse => &[Ptr, Ptr, I32, Ptr],
+            Kernel::SsimLoad => &[Ptr, I32, I32, I32, I32, F32, I32, I32, Ptr],
+            Kernel::SsimDecimateLpf => &[Ptr, I32, I32, I32, I32, Ptr],
+            Kernel::SsimHconv => &[Ptr, Ptr, I32, I32, Ptr],
+            Kernel::SsimTerms => &[Ptr, I32, I32, F32, F32, F32, Ptr, Ptr, Ptr],
+            Kernel::PsnrHvsBlocks => &[Ptr, Ptr, I32, I32, Ptr, Ptr, Ptr],
         }
     }
 }
@@ -178,6 +211,182 @@ fn launch_psnr_sse(r: Region, d: Region, n: usize, out: Region) -> Launch {
             KArg::Ptr(out),
         ],
         metric: "psnr",
+    }
+}
+
+fn i32_of(v: usize) -> i32 {
+    assert!(v <= i32::MAX as usize, "size {v} beyond int");
+    v as i32
+}
+
+/// `ssim_load`: `src` is a `w` x `h` u16 plane, `dst` receives `sw` x `sh` floats (the plane
+/// as floats at scale 1, else its decimation by `scale` with the box filter). Reads of `src` are
+/// mirrored into `0..w` x `0..h` (one reflection: `scale / 2 < w, h`); writes `dst[i]`,
+/// `i < sw * sh`.
+#[allow(clippy::too_many_arguments)]
+fn launch_ssim_load(
+    metric: &'static str,
+    src: Region,
+    (w, h, bpc): (usize, usize, u8),
+    scale: usize,
+    tap: f32,
+    (sw, sh): (usize, usize),
+    dst: Region,
+) -> Launch {
+    need(src, 2 * w * h, "ssim_load src");
+    need(dst, 4 * sw * sh, "ssim_load dst");
+    assert!(scale >= 1 && scale / 2 < w.min(h) && (8..=16).contains(&bpc));
+    assert!(scale > 1 || (sw, sh) == (w, h));
+    Launch {
+        kernel: Kernel::SsimLoad,
+        grid: (blocks(sw * sh, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(src),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::I32(i32::from(bpc)),
+            KArg::I32(i32_of(scale)),
+            KArg::F32(tap),
+            KArg::I32(i32_of(sw)),
+            KArg::I32(i32_of(sh)),
+            KArg::Ptr(dst),
+        ],
+        metric,
+    }
+}
+
+/// `ssim_decimate_lpf`: `src` is `w` x `h` floats, `dst` receives the `sw` x `sh` level below
+/// (`w / 2 + (w & 1)`...). Reads are mirrored into the image (4 < w, h: levels are >= 11).
+fn launch_ssim_decimate_lpf(src: Region, (w, h): (usize, usize), dst: Region) -> Launch {
+    let (sw, sh) = (w / 2 + (w & 1), h / 2 + (h & 1));
+    need(src, 4 * w * h, "ssim_decimate_lpf src");
+    need(dst, 4 * sw * sh, "ssim_decimate_lpf dst");
+    assert!(w > 4 && h > 4);
+    Launch {
+        kernel: Kernel::SsimDecimateLpf,
+        grid: (blocks(sw * sh, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(src),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::I32(i32_of(sw)),
+            KArg::I32(i32_of(sh)),
+            KArg::Ptr(dst),
+        ],
+        metric: "ms_ssim",
+    }
+}
+
+/// `ssim_hconv`: `r`, `d` are `w` x `h` floats (w, h >= 11), `out` receives 5 planes of
+/// `(w - 10) x h` floats.
+fn launch_ssim_hconv(
+    metric: &'static str,
+    r: Region,
+    d: Region,
+    (w, h): (usize, usize),
+    out: Region,
+) -> Launch {
+    assert!(w >= 11 && h >= 11);
+    need(r, 4 * w * h, "ssim_hconv r");
+    need(d, 4 * w * h, "ssim_hconv d");
+    need(out, 4 * 5 * (w - 10) * h, "ssim_hconv out");
+    Launch {
+        kernel: Kernel::SsimHconv,
+        grid: (blocks((w - 10) * h, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(r),
+            KArg::Ptr(d),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::Ptr(out),
+        ],
+        metric,
+    }
+}
+
+/// `ssim_terms`: `hc` holds 5 planes of `dw` x `h` floats (h >= 11); `l`, `c` receive
+/// `dw * (h - 10)` doubles, `s` as many floats.
+fn launch_ssim_terms(
+    metric: &'static str,
+    hc: Region,
+    (dw, h): (usize, usize),
+    terms: Terms,
+) -> Launch {
+    assert!(h >= 11 && dw >= 1);
+    let n = dw * (h - 10);
+    need(hc, 4 * 5 * dw * h, "ssim_terms hc");
+    need(terms.l, 8 * n, "ssim_terms l");
+    need(terms.c, 8 * n, "ssim_terms c");
+    need(terms.s, 4 * n, "ssim_terms s");
+    let (c1, c2, c3) = ssim::ssim_constants();
+    Launch {
+        kernel: Kernel::SsimTerms,
+        grid: (blocks(n, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(hc),
+            KArg::I32(i32_of(dw)),
+            KArg::I32(i32_of(h)),
+            KArg::F32(c1),
+            KArg::F32(c2),
+            KArg::F32(c3),
+            KArg::Ptr(terms.l),
+            KArg::Ptr(terms.c),
+            KArg::Ptr(terms.s),
+        ],
+        metric,
+    }
+}
+
+/// `psnr_hvs_blocks`: `r`, `d` are `w` x `h` u16 planes (w, h >= 8, samples within 12 bits),
+/// `csf` and `mask` 64 floats each; `terms` receives 64 floats per 8x8 block. Reads stay inside
+/// the plane (a block at x0 <= w - 8, y0 <= h - 8).
+fn launch_psnr_hvs_blocks(
+    (r, d): (Region, Region),
+    (w, h): (usize, usize),
+    csf: Region,
+    mask: Region,
+    terms: Region,
+) -> Launch {
+    assert!(w >= 8 && h >= 8);
+    let (bx, by) = psnr_hvs::block_grid(w, h);
+    need(r, 2 * w * h, "psnr_hvs r");
+    need(d, 2 * w * h, "psnr_hvs d");
+    need(csf, 4 * 64, "psnr_hvs csf");
+    need(mask, 4 * 64, "psnr_hvs mask");
+    need(terms, 4 * 64 * bx * by, "psnr_hvs terms");
+    Launch {
+        kernel: Kernel::PsnrHvsBlocks,
+        grid: (blocks(bx * by, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(r),
+            KArg::Ptr(d),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::Ptr(csf),
+            KArg::Ptr(mask),
+            KArg::Ptr(terms),
+        ],
+        metric: "psnr_hvs",
+    }
+}
+
+/// Where the per-pixel SSIM terms of one image pair go (`n` pixels).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Terms {
+    l: Region,
+    c: Region,
+    s: Region,
+    n: usize,
+}
+
+impl Terms {
+    fn take(a: &mut Arena, n: usize) -> Terms {
+        Terms {
+            l: a.take(8 * n),
+            c: a.take(8 * n),
+            s: a.take(4 * n),
+            n,
+        }
     }
 }
 
@@ -282,6 +491,14 @@ pub struct Plan {
     pub readback: Region,
     /// PSNR: per plane, the u64 SSE (within `readback`), or `None` where the host sums.
     psnr: [Option<Region>; 3],
+    /// SSIM: the per-pixel terms of the (scaled) image, `None` where libvmaf refuses the size.
+    ssim: Option<Terms>,
+    /// MS-SSIM: the per-pixel terms of each level, `None` where libvmaf refuses the size.
+    ms_ssim: Option<[Terms; ms_ssim::SCALES]>,
+    /// PSNR-HVS: per plane, the 64 terms of each block (`None` where libvmaf refuses).
+    psnr_hvs: Option<[Region; 3]>,
+    /// Constant tables to upload once per geometry (before the first frame): (region, bytes).
+    pub tables: Vec<(Region, Vec<u8>)>,
 }
 
 impl Plan {
@@ -289,45 +506,161 @@ impl Plan {
     pub fn new(geom: Geometry) -> Plan {
         let mut a = Arena::default();
         let c = geom.companions;
-        let mut inputs = [None; 6];
-        let mut need_plane = [false; 3];
+        let (w, h) = (geom.w, geom.h);
         let np = geom.planes();
+        let mut need_plane = [false; 3];
+        let mut psnr_gpu = [false; 3];
         if c.psnr {
-            for (p, n) in need_plane.iter_mut().enumerate().take(np) {
-                *n = !(geom.bpc == 8 && geom.plane(p).0 > PSNR_U32_ROW_MAX_WIDTH);
+            for (p, g) in psnr_gpu.iter_mut().enumerate().take(np) {
+                *g = !(geom.bpc == 8 && geom.plane(p).0 > PSNR_U32_ROW_MAX_WIDTH);
+                need_plane[p] |= *g;
             }
         }
-        for p in 0..3 {
-            if need_plane[p] {
-                let (w, h) = geom.plane(p);
-                inputs[p] = Some(a.take(2 * w * h));
-                inputs[3 + p] = Some(a.take(2 * w * h));
-            }
+        let ssim_geom = c.ssim.then(|| ssim::scaled_geometry(w, h).ok()).flatten();
+        let ms_ok = c.ms_ssim && ms_ssim::check_size(w, h).is_ok();
+        let levels = ms_ssim::level_sizes(w, h);
+        need_plane[0] |= ssim_geom.is_some() || ms_ok;
+        let hvs_ok = c.psnr_hvs
+            && geom.bpc <= 12
+            && np == 3
+            && (0..3).all(|p| geom.plane(p).0 >= 8 && geom.plane(p).1 >= 8);
+        if hvs_ok {
+            need_plane = [true; 3];
         }
-        // Results last, contiguous.
-        let res_start = a.bytes.next_multiple_of(256);
-        a.bytes = res_start;
-        let mut zero = Vec::new();
-        let mut launches = Vec::new();
+
+        // Results first (one contiguous region at the start of the arena), then inputs and
+        // scratch.
         let mut psnr = [None; 3];
         for p in 0..3 {
-            if c.psnr && need_plane[p] {
-                let out = a.take(8);
+            if psnr_gpu[p] {
+                psnr[p] = Some(a.take(8));
+            }
+        }
+        let ssim_terms = ssim_geom.map(|(_, sw, sh)| Terms::take(&mut a, (sw - 10) * (sh - 10)));
+        let ms_terms =
+            ms_ok.then(|| levels.map(|(lw, lh)| Terms::take(&mut a, (lw - 10) * (lh - 10))));
+        let hvs_terms = hvs_ok.then(|| {
+            [0, 1, 2].map(|p| {
+                let (bx, by) = psnr_hvs::block_grid(geom.plane(p).0, geom.plane(p).1);
+                a.take(4 * 64 * bx * by)
+            })
+        });
+        let readback = Region {
+            off: 0,
+            bytes: a.bytes,
+        };
+
+        let mut inputs = [None; 6];
+        for p in 0..3 {
+            if need_plane[p] {
+                let (pw, ph) = geom.plane(p);
+                inputs[p] = Some(a.take(2 * pw * ph));
+                inputs[3 + p] = Some(a.take(2 * pw * ph));
+            }
+        }
+        // The horizontal-pass scratch, shared by SSIM and the MS-SSIM levels (launches run in
+        // order on one stream).
+        let mut hc_bytes = 0;
+        if let Some((_, sw, sh)) = ssim_geom {
+            hc_bytes = 4 * 5 * (sw - 10) * sh;
+        }
+        if ms_ok {
+            hc_bytes = hc_bytes.max(4 * 5 * (w - 10) * h);
+        }
+        let hc = a.take(hc_bytes);
+
+        let mut zero = Vec::new();
+        let mut launches = Vec::new();
+        for p in 0..3 {
+            if let Some(out) = psnr[p] {
                 zero.push(out);
-                let (w, h) = geom.plane(p);
+                let (pw, ph) = geom.plane(p);
                 launches.push(launch_psnr_sse(
                     inputs[p].unwrap(),
                     inputs[3 + p].unwrap(),
-                    w * h,
+                    pw * ph,
                     out,
                 ));
-                psnr[p] = Some(out);
             }
         }
-        let readback = Region {
-            off: res_start,
-            bytes: a.bytes - res_start,
-        };
+        if let (Some((scale, sw, sh)), Some(t)) = (ssim_geom, ssim_terms) {
+            let fr = a.take(4 * sw * sh);
+            let fd = a.take(4 * sw * sh);
+            let tap = ssim::box_tap(scale);
+            for (src, dst) in [(inputs[0], fr), (inputs[3], fd)] {
+                launches.push(launch_ssim_load(
+                    "ssim",
+                    src.unwrap(),
+                    (w, h, geom.bpc),
+                    scale,
+                    tap,
+                    (sw, sh),
+                    dst,
+                ));
+            }
+            launches.push(launch_ssim_hconv("ssim", fr, fd, (sw, sh), hc));
+            launches.push(launch_ssim_terms("ssim", hc, (sw - 10, sh), t));
+        }
+        if let Some(ts) = ms_terms {
+            let pyr: Vec<(Region, Region)> = levels
+                .iter()
+                .map(|&(lw, lh)| (a.take(4 * lw * lh), a.take(4 * lw * lh)))
+                .collect();
+            for (src, dst) in [(inputs[0], pyr[0].0), (inputs[3], pyr[0].1)] {
+                launches.push(launch_ssim_load(
+                    "ms_ssim",
+                    src.unwrap(),
+                    (w, h, geom.bpc),
+                    1,
+                    1.0,
+                    (w, h),
+                    dst,
+                ));
+            }
+            for i in 1..ms_ssim::SCALES {
+                launches.push(launch_ssim_decimate_lpf(
+                    pyr[i - 1].0,
+                    levels[i - 1],
+                    pyr[i].0,
+                ));
+                launches.push(launch_ssim_decimate_lpf(
+                    pyr[i - 1].1,
+                    levels[i - 1],
+                    pyr[i].1,
+                ));
+            }
+            for i in 0..ms_ssim::SCALES {
+                let (lw, lh) = levels[i];
+                launches.push(launch_ssim_hconv(
+                    "ms_ssim",
+                    pyr[i].0,
+                    pyr[i].1,
+                    (lw, lh),
+                    hc,
+                ));
+                launches.push(launch_ssim_terms("ms_ssim", hc, (lw - 10, lh), ts[i]));
+            }
+        }
+        let mut tables = Vec::new();
+        if let Some(ts) = hvs_terms {
+            for (p, &t) in ts.iter().enumerate() {
+                let csf = psnr_hvs::csf(p);
+                let mask = psnr_hvs::mask_table(csf);
+                let bytes = |m: &[[f32; 8]; 8]| -> Vec<u8> {
+                    m.iter().flatten().flat_map(|v| v.to_le_bytes()).collect()
+                };
+                let (rc, rm) = (a.take(256), a.take(256));
+                tables.push((rc, bytes(csf)));
+                tables.push((rm, bytes(&mask)));
+                launches.push(launch_psnr_hvs_blocks(
+                    (inputs[p].unwrap(), inputs[3 + p].unwrap()),
+                    geom.plane(p),
+                    rc,
+                    rm,
+                    t,
+                ));
+            }
+        }
         Plan {
             geom,
             arena: a.bytes.max(256),
@@ -336,6 +669,10 @@ impl Plan {
             launches,
             readback,
             psnr,
+            ssim: ssim_terms,
+            ms_ssim: ms_terms,
+            psnr_hvs: hvs_terms,
+            tables,
         }
     }
 
@@ -396,7 +733,65 @@ impl Plan {
                 cr: v[2],
             });
         }
+        let (r0, d0) = (job.reference.view(), job.distorted.view());
+        if c.ssim {
+            psnr::check_pair(&r0, &d0, "float_ssim")?;
+            ssim::scaled_geometry(r0.width, r0.height)?;
+            let t = self.ssim.ok_or_else(|| missing("float_ssim"))?;
+            out.ssim = Some(self.iqa(rb, t).into());
+        }
+        if c.ms_ssim {
+            psnr::check_pair(&r0, &d0, "float_ms_ssim")?;
+            ms_ssim::check_size(r0.width, r0.height)?;
+            let ts = self.ms_ssim.ok_or_else(|| missing("float_ms_ssim"))?;
+            let levels = ts.map(|t| self.iqa(rb, t));
+            out.ms_ssim = Some(ms_ssim::combine(&levels)?);
+        }
+        if c.psnr_hvs {
+            let (rp, dp) = (
+                crate::backend::job_planes(job, false),
+                crate::backend::job_planes(job, true),
+            );
+            psnr_hvs::check_planes(&rp, &dp)?;
+            let ts = self.psnr_hvs.ok_or_else(|| missing("psnr_hvs"))?;
+            let mut lin = [0f64; 3];
+            for (p, t) in ts.iter().enumerate() {
+                let o = t.off - self.readback.off;
+                let mut sum = psnr_hvs::PlaneSum::default();
+                for block in rb[o..o + t.bytes].chunks_exact(4 * 64) {
+                    sum.add_block(
+                        block
+                            .chunks_exact(4)
+                            .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))),
+                    );
+                }
+                lin[p] = sum.finish(self.geom.bpc);
+            }
+            out.psnr_hvs = Some(psnr_hvs::scores(lin));
+        }
         Ok(out)
+    }
+
+    /// `_iqa_ssim`'s means from read-back per-pixel terms, added in row-major order by the
+    /// CPU path's own accumulator.
+    fn iqa(&self, rb: &[u8], t: Terms) -> ssim::IqaSsim {
+        let base = self.readback.off;
+        let l = &rb[t.l.off - base..t.l.off - base + 8 * t.n];
+        let c = &rb[t.c.off - base..t.c.off - base + 8 * t.n];
+        let s = &rb[t.s.off - base..t.s.off - base + 4 * t.n];
+        let mut sums = ssim::SsimSums::default();
+        for ((l, c), s) in l
+            .chunks_exact(8)
+            .zip(c.chunks_exact(8))
+            .zip(s.chunks_exact(4))
+        {
+            sums.add(
+                f64::from_le_bytes(l.try_into().expect("8 bytes")),
+                f64::from_le_bytes(c.try_into().expect("8 bytes")),
+                f32::from_le_bytes(s.try_into().expect("4 bytes")),
+            );
+        }
+        sums.finish(t.n)
     }
 }
 
@@ -503,6 +898,14 @@ impl CompanionGpu {
             let (p, _sync) = arena.device_ptr(&self.stream);
             p
         };
+        for (r, bytes) in &plan.tables {
+            // SAFETY: the table region has exactly bytes.len() bytes in the arena; the copy
+            // from pageable memory has read `bytes` when the call returns.
+            unsafe {
+                result::memcpy_htod_async(base + r.off as u64, &bytes[..], self.stream.cu_stream())
+            }
+            .map_err(be("upload tables"))?;
+        }
         let readback = vec![0u8; plan.readback.bytes];
         self.frame = Some(Frame {
             plan,

@@ -1,0 +1,162 @@
+// SSIM (float_ssim) and MS-SSIM (float_ms_ssim): the per-pixel work of libvmaf 3.2.0
+// libvmaf/src/feature/{float_ssim.c, ssim.c, ms_ssim.c, picture_copy.c, iqa/ssim_tools.c,
+// iqa/convolve.c, iqa/decimate.c}, as ported in src/features/ssim.rs and ms_ssim.rs.
+//
+// Every value is computed in the C code's types and order of operations: float products
+// accumulated in double, in tap order, rounded to float; the per-pixel terms l, c (double) and
+// s (float) as features::ssim::pixel_terms. The frame's means are sequential double sums over the
+// pixels in row-major order; the host adds the terms read back from ssim_terms in that order
+// (features::ssim::iqa_from_terms), so no floating-point sum is done here.
+//
+//   ssim_load(const u16 *src, int w, int h, int bpc, int scale, float tap, int sw, int sh,
+//             float *dst)
+//       grid ceil(sw * sh / VG_BLOCK), VG_BLOCK threads. scale 1: dst = the samples as floats
+//       (picture_copy: divided by 2^(bpc-8) above 8 bits), sw x sh = w x h. scale > 1: dst is
+//       the sw x sh decimation (_iqa_decimate) by `scale` with the box filter of side `scale`,
+//       every tap `tap`. src is w x h, compact.
+//   ssim_decimate_lpf(const float *src, int w, int h, int sw, int sh, float *dst)
+//       grid ceil(sw * sh / VG_BLOCK): the MS-SSIM pyramid step, _iqa_decimate by 2 with the
+//       9x9 low-pass g_lpf; sw = w/2 + (w&1), sh = h/2 + (h&1).
+//   ssim_hconv(const float *r, const float *d, int w, int h, float *out)
+//       grid ceil(dw * h / VG_BLOCK), dw = w - 10: the horizontal pass of the 11-tap Gaussian
+//       ("valid" output) of r, d, r*r, d*d, r*d: out holds 5 planes of dw x h, in that order.
+//   ssim_terms(const float *hc, int dw, int h, float c1, float c2, float c3, double *l,
+//              double *c, float *s)
+//       grid ceil(dw * dh / VG_BLOCK), dh = h - 10: the vertical pass of the 5 planes of
+//       ssim_hconv and the per-pixel terms, written to l, c, s (dw x dh each).
+
+#define SSIM_GLEN 11
+#define SSIM_LPF_LEN 9
+
+// iqa/ssim_tools.h: g_gaussian_window_h (= g_gaussian_window_v).
+__constant__ float SSIM_GAUSS[SSIM_GLEN] = {0.001028f, 0.007599f, 0.036001f, 0.109361f,
+                                            0.213006f, 0.266012f, 0.213006f, 0.109361f,
+                                            0.036001f, 0.007599f, 0.001028f};
+
+// ms_ssim.c: g_lpf (9/7 biorthogonal low-pass, row-major).
+__constant__ float SSIM_LPF[SSIM_LPF_LEN * SSIM_LPF_LEN] = {
+     0.000714f, -0.000450f, -0.002090f,  0.007132f,  0.016114f,  0.007132f, -0.002090f, -0.000450f,  0.000714f,
+    -0.000450f,  0.000283f,  0.001316f, -0.004490f, -0.010146f, -0.004490f,  0.001316f,  0.000283f, -0.000450f,
+    -0.002090f,  0.001316f,  0.006115f, -0.020867f, -0.047149f, -0.020867f,  0.006115f,  0.001316f, -0.002090f,
+     0.007132f, -0.004490f, -0.020867f,  0.071207f,  0.160885f,  0.071207f, -0.020867f, -0.004490f,  0.007132f,
+     0.016114f, -0.010146f, -0.047149f,  0.160885f,  0.363505f,  0.160885f, -0.047149f, -0.010146f,  0.016114f,
+     0.007132f, -0.004490f, -0.020867f,  0.071207f,  0.160885f,  0.071207f, -0.020867f, -0.004490f,  0.007132f,
+    -0.002090f,  0.001316f,  0.006115f, -0.020867f, -0.047149f, -0.020867f,  0.006115f,  0.001316f, -0.002090f,
+    -0.000450f,  0.000283f,  0.001316f, -0.004490f, -0.010146f, -0.004490f,  0.001316f,  0.000283f, -0.000450f,
+     0.000714f, -0.000450f, -0.002090f,  0.007132f,  0.016114f,  0.007132f, -0.002090f, -0.000450f,  0.000714f,
+};
+
+// KBND_SYMMETRIC (iqa/convolve.c): one reflection, the edge sample repeated.
+VG_INLINE int ssim_mirror(int i, int n) {
+    if (i < 0) return -1 - i;
+    if (i >= n) return n - (i - n) - 1;
+    return i;
+}
+
+// picture_copy(): 8-bit samples as they are, deeper ones divided by 2^(bpc-8) (exact).
+VG_INLINE float ssim_sample(const vg_u16 *src, vg_i64 i, int bpc, float scaler) {
+    const float v = (float)src[i];
+    return bpc == 8 ? v : v / scaler + 0.0f;
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+ssim_load(const vg_u16 *__restrict__ src, int w, int h, int bpc, int scale, float tap, int sw,
+          int sh, float *__restrict__ dst) {
+    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
+    if (i >= (vg_i64)sw * sh) return;
+    const float scaler = (float)(1u << (bpc - 8));
+    if (scale == 1) {
+        dst[i] = ssim_sample(src, i, bpc, scaler);
+        return;
+    }
+    // _iqa_filter_pixel at (x * scale, y * scale), square kernel of side `scale`, kscale 1:
+    // rows outer, columns inner; an even side has taps -scale/2 .. scale/2 - 1.
+    const int x = (int)(i % sw), y = (int)(i / sw);
+    const int c = scale / 2, even = (scale % 2 == 0) ? 1 : 0;
+    const int cx = x * scale, cy = y * scale;
+    double sum = 0.0;
+    for (int v = -c; v <= c - even; ++v) {
+        const vg_i64 row = (vg_i64)ssim_mirror(cy + v, h) * w;
+        for (int u = -c; u <= c - even; ++u) {
+            const float p = ssim_sample(src, row + ssim_mirror(cx + u, w), bpc, scaler);
+            sum += (double)(p * tap);
+        }
+    }
+    dst[i] = (float)sum;
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+ssim_decimate_lpf(const float *__restrict__ src, int w, int h, int sw, int sh,
+                  float *__restrict__ dst) {
+    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
+    if (i >= (vg_i64)sw * sh) return;
+    const int x = (int)(i % sw), y = (int)(i / sw);
+    const int c = SSIM_LPF_LEN / 2;
+    double sum = 0.0;
+    int ko = 0;
+    for (int v = -c; v <= c; ++v) {
+        const vg_i64 row = (vg_i64)ssim_mirror(2 * y + v, h) * w;
+        for (int u = -c; u <= c; ++u) {
+            sum += (double)(src[row + ssim_mirror(2 * x + u, w)] * SSIM_LPF[ko]);
+            ++ko;
+        }
+    }
+    dst[i] = (float)sum;
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+ssim_hconv(const float *__restrict__ r, const float *__restrict__ d, int w, int h,
+           float *__restrict__ out) {
+    const int dw = w - SSIM_GLEN + 1;
+    const vg_i64 n = (vg_i64)dw * h;
+    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
+    if (i >= n) return;
+    const int x = (int)(i % dw), y = (int)(i / dw);
+    const float *rr = r + (vg_i64)y * w + x;
+    const float *dd = d + (vg_i64)y * w + x;
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, a4 = 0.0;
+    for (int u = 0; u < SSIM_GLEN; ++u) {
+        const float k = SSIM_GAUSS[u];
+        const float p = rr[u], q = dd[u];
+        a0 += (double)(p * k);
+        a1 += (double)(q * k);
+        a2 += (double)((p * p) * k);
+        a3 += (double)((q * q) * k);
+        a4 += (double)((p * q) * k);
+    }
+    out[i] = (float)a0;
+    out[n + i] = (float)a1;
+    out[2 * n + i] = (float)a2;
+    out[3 * n + i] = (float)a3;
+    out[4 * n + i] = (float)a4;
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+ssim_terms(const float *__restrict__ hc, int dw, int h, float c1, float c2, float c3,
+           double *__restrict__ l_out, double *__restrict__ c_out, float *__restrict__ s_out) {
+    const int dh = h - SSIM_GLEN + 1;
+    const vg_i64 plane = (vg_i64)dw * h;
+    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
+    if (i >= (vg_i64)dw * dh) return;
+    const int x = (int)(i % dw), y = (int)(i / dw);
+    double a[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    for (int v = 0; v < SSIM_GLEN; ++v) {
+        const float k = SSIM_GAUSS[v];
+        const vg_i64 o = (vg_i64)(y + v) * dw + x;
+#pragma unroll
+        for (int q = 0; q < 5; ++q) a[q] += (double)(hc[q * plane + o] * k);
+    }
+    const float mr = (float)a[0], md = (float)a[1];
+    float sr = (float)a[2] - mr * mr;
+    float sd = (float)a[3] - md * md;
+    if (0.0 > sr) sr = 0.0f;
+    if (0.0 > sd) sd = 0.0f;
+    const float srd = (float)a[4] - mr * md;
+    const float sigma_rd = (float)sqrt((double)(sr * sd));
+    const double l = (2.0 * (double)mr * (double)md + (double)c1) / (double)(mr * mr + md * md + c1);
+    const double c = (2.0 * (double)sigma_rd + (double)c2) / (double)(sr + sd + c2);
+    const float clamped = (srd < 0.0f && sigma_rd <= 0.0f) ? 0.0f : srd;
+    l_out[i] = l;
+    c_out[i] = c;
+    s_out[i] = (clamped + c3) / (sigma_rd + c3);
+}
