@@ -33,7 +33,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use self::plan::{Arg, Buf, Kernel, Plan, slot};
-use super::{Backend, FrameAccum, FrameJob};
+use super::{Backend, FrameAccum, FrameJob, HostFrame, HostPlane};
 use crate::error::{Error, Result};
 use crate::features::adm::{AdmConstants, AdmParams};
 use crate::features::vif::VifParams;
@@ -193,10 +193,59 @@ struct Chunk {
 // the borrows it was made from, waits for that thread to report completion.
 unsafe impl Send for Chunk {}
 
+/// Rows of a host plane for a staging thread (as [`Chunk`]: `StagePool::copy_rows` waits).
+struct Rows {
+    src: *const u8,
+    stride: usize,
+    dst: *mut u8,
+    row: usize,
+    rows: usize,
+}
+// SAFETY: as Chunk.
+unsafe impl Send for Rows {}
+
+impl Rows {
+    /// Copy the rows, compacted (`row` bytes each) into dst.
+    ///
+    /// # Safety
+    /// `src` must be readable for `stride * (rows - 1) + row` bytes, `dst` writable for
+    /// `row * rows` bytes, and nothing else may write either meanwhile.
+    unsafe fn run(&self) {
+        if self.rows == 0 {
+            return;
+        }
+        // SAFETY: see the function's contract.
+        let (src, dst) = unsafe {
+            (
+                std::slice::from_raw_parts(self.src, self.stride * (self.rows - 1) + self.row),
+                std::slice::from_raw_parts_mut(self.dst, self.row * self.rows),
+            )
+        };
+        copy_rows(src, self.stride, dst, self.row);
+    }
+}
+
+/// Copy rows of `row` bytes, `stride` apart in `src`, back to back into `dst`.
+fn copy_rows(src: &[u8], stride: usize, dst: &mut [u8], row: usize) {
+    if stride == row {
+        dst.copy_from_slice(&src[..dst.len()]);
+        return;
+    }
+    for (y, d) in dst.chunks_exact_mut(row).enumerate() {
+        d.copy_from_slice(&src[y * stride..y * stride + row]);
+    }
+}
+
+/// Work for a staging thread.
+enum Task {
+    Convert(Chunk),
+    Rows(Rows),
+}
+
 /// Threads that convert planes into pinned staging memory in parallel (memory bandwidth of one
 /// core is the limit of the host side at high frame rates).
 struct StagePool {
-    txs: Vec<Sender<Chunk>>,
+    txs: Vec<Sender<Task>>,
     done: Receiver<()>,
     threads: Vec<JoinHandle<()>>,
 }
@@ -207,12 +256,24 @@ impl StagePool {
         let mut txs = Vec::new();
         let mut threads = Vec::new();
         for i in 0..helpers {
-            let (tx, rx) = mpsc::channel::<Chunk>();
+            let (tx, rx) = mpsc::channel::<Task>();
             let done_tx = done_tx.clone();
             let t = std::thread::Builder::new()
                 .name(format!("vmafgpu-stage{i}"))
                 .spawn(move || {
-                    while let Ok(c) = rx.recv() {
+                    while let Ok(t) = rx.recv() {
+                        let c = match t {
+                            Task::Convert(c) => c,
+                            Task::Rows(r) => {
+                                // SAFETY: see Rows: StagePool::copy_rows made the task from
+                                // live, disjoint slices and waits for the done message below.
+                                unsafe { r.run() };
+                                if done_tx.send(()).is_err() {
+                                    break;
+                                }
+                                continue;
+                            }
+                        };
                         // SAFETY: see Chunk: the slices are live and disjoint from every other
                         // chunk's until the done message below is received.
                         let (src, dst) = unsafe {
@@ -256,7 +317,7 @@ impl StagePool {
                 len: s0.len(),
                 eight_bit,
             };
-            if self.txs[sent].send(c).is_err() {
+            if self.txs[sent].send(Task::Convert(c)).is_err() {
                 convert(s0, d0, eight_bit);
             } else {
                 sent += 1;
@@ -268,6 +329,41 @@ impl StagePool {
         for _ in 0..sent {
             // A helper that died cannot have touched its chunk after sending nothing; either
             // way the borrow ends here.
+            let _ = self.done.recv();
+        }
+    }
+}
+
+impl StagePool {
+    /// Copy the rows of `src` back to back into `dst` (at least `row_bytes * height` bytes),
+    /// split over the pool and the calling thread.
+    fn copy_rows(&self, src: &HostPlane, dst: &mut [u8]) {
+        let (row, stride, h) = (src.row_bytes(), src.stride(), src.height());
+        let bytes = src.bytes();
+        let parts = self.txs.len() + 1;
+        // At least 64 KiB a chunk.
+        let per = h.div_ceil(parts).max((1usize << 16).div_ceil(row)).max(1);
+        let mut sent = 0;
+        let mut y = 0;
+        let mut dst_rest = &mut dst[..row * h];
+        while h - y > per && sent < self.txs.len() {
+            let (d0, d1) = std::mem::take(&mut dst_rest).split_at_mut(per * row);
+            let r = Rows {
+                src: bytes[y * stride..].as_ptr(),
+                stride,
+                dst: d0.as_mut_ptr(),
+                row,
+                rows: per,
+            };
+            match self.txs[sent].send(Task::Rows(r)) {
+                Ok(()) => sent += 1,
+                Err(_) => copy_rows(&bytes[y * stride..], stride, d0, row),
+            }
+            dst_rest = d1;
+            y += per;
+        }
+        copy_rows(&bytes[y * stride..], stride, dst_rest, row);
+        for _ in 0..sent {
             let _ = self.done.recv();
         }
     }
@@ -315,6 +411,9 @@ struct Slot {
     job: Option<InFlight>,
     /// The slot whose reference this slot's current frame reads as its previous frame.
     motion_from: Option<usize>,
+    /// Host planes uploaded straight from the caller's (pinned) memory: kept alive until the
+    /// `uploaded` event completed.
+    keep: Vec<HostPlane>,
 }
 
 impl Slot {
@@ -352,13 +451,87 @@ impl GeomKey {
     }
 }
 
+/// Which reference plane a slot holds, to recognise it as the next frame's previous one.
+#[derive(Clone, Debug)]
+enum RefId {
+    Owned(Arc<OwnedPlane>),
+    Host(u64),
+}
+
+impl RefId {
+    fn same(&self, other: &RefId) -> bool {
+        match (self, other) {
+            (RefId::Owned(a), RefId::Owned(b)) => Arc::ptr_eq(a, b),
+            (RefId::Host(a), RefId::Host(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+/// Whether the driver knows `bytes` as page-locked host memory (ours or anyone's): then the
+/// GPU copies it by DMA, asynchronously. Both ends are asked (a plane lies in one allocation).
+/// Needs a current context (the worker's).
+fn driver_says_pinned(bytes: &[u8]) -> bool {
+    let ask = |p: *const u8| {
+        let mut t: u32 = 0;
+        // SAFETY: writes one unsigned int (the CUmemorytype) into t; the pointer is only looked
+        // up, not dereferenced.
+        let r = unsafe {
+            sys::cuPointerGetAttribute(
+                &mut t as *mut u32 as *mut std::ffi::c_void,
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                p as sys::CUdeviceptr,
+            )
+        };
+        r == sys::cudaError_enum::CUDA_SUCCESS && t == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
+    };
+    !bytes.is_empty() && ask(bytes.as_ptr()) && ask(bytes[bytes.len() - 1..].as_ptr())
+}
+
+/// VMAFGPU_DIRECT_UPLOAD=0 stages pinned host planes like pageable ones (for measurements).
+fn direct_upload() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("VMAFGPU_DIRECT_UPLOAD").as_deref() != Ok("0"))
+}
+
+/// Queue a copy of a host plane's rows into compact device rows.
+///
+/// # Safety
+/// `dst` must hold `p.row_bytes() * p.height()` bytes, and the plane's bytes must stay valid
+/// until the copy completed on `st` (the caller keeps `p` alive until then).
+unsafe fn upload_2d(p: &HostPlane, dst: sys::CUdeviceptr, st: sys::CUstream) -> Result<()> {
+    let c = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+        srcHost: p.bytes().as_ptr() as *const std::ffi::c_void,
+        srcDevice: 0,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: p.stride(),
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: dst,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: p.row_bytes(),
+        WidthInBytes: p.row_bytes(),
+        Height: p.height(),
+    };
+    // SAFETY: the descriptor names a host range inside p.bytes() (HostPlane::new checked that
+    // every row lies inside its owner's bytes) and a device range inside dst (contract above).
+    unsafe { sys::cuMemcpy2DAsync_v2(&c, st) }
+        .result()
+        .map_err(be("upload a host plane"))
+}
+
 enum Pending {
     Slot(usize),
     Failed(Error),
 }
 
 enum Msg {
-    Job(Box<FrameJob>),
+    Job(Box<FrameJob>, Option<Box<HostFrame>>),
     Reset,
     Time(Box<FrameJob>, usize, Sender<Result<KernelTimes>>),
 }
@@ -379,7 +552,7 @@ struct Worker {
     slots: Vec<Slot>,
     next: usize,
     queue: VecDeque<Pending>,
-    last_ref: Option<(Arc<OwnedPlane>, usize)>,
+    last_ref: Option<(RefId, usize)>,
     stage: StagePool,
     /// Per-kernel milliseconds of the last time_kernels call.
     kernel_times: Vec<(&'static str, f64)>,
@@ -480,6 +653,7 @@ impl Worker {
                 done: self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
                 job: None,
                 motion_from: None,
+                keep: Vec::new(),
             });
         }
         self.finalize = Some(fin);
@@ -549,12 +723,17 @@ impl Worker {
         Ok(())
     }
 
-    fn submit(&mut self, job: &FrameJob) -> Result<Pending> {
+    fn submit(&mut self, job: &FrameJob, host: Option<&HostFrame>) -> Result<Pending> {
         let (r, d) = (&*job.reference, &*job.distorted);
         let (w, h, bpc) = (r.width, r.height, r.bpc);
+        // A host plane replaces the job's (geometry-only) plane and must have its geometry.
+        let fits = |o: &OwnedPlane, hp: Option<&HostPlane>| match hp {
+            Some(p) => (p.width(), p.height(), p.bpc()) == (w, h, bpc),
+            None => o.data.len() >= w * h,
+        };
         if (d.width, d.height, d.bpc) != (w, h, bpc)
-            || r.data.len() < w * h
-            || d.data.len() < w * h
+            || !fits(r, host.map(|x| &x.reference))
+            || !fits(d, host.map(|x| &x.distorted))
             || w < crate::features::MIN_WIDTH
             || h < crate::features::MIN_HEIGHT
             || !(8..=16).contains(&bpc)
@@ -569,7 +748,9 @@ impl Worker {
             )));
         }
         if let Some(p) = &job.prev_ref {
-            if (p.width, p.height, p.bpc) != (w, h, bpc) || p.data.len() < w * h {
+            if (p.width, p.height, p.bpc) != (w, h, bpc)
+                || !fits(p, host.and_then(|x| x.prev_ref.as_ref()))
+            {
                 return Err(Error::Geometry(
                     "CUDA backend: previous reference differs in geometry".into(),
                 ));
@@ -587,27 +768,64 @@ impl Worker {
                 "CUDA: slot reused before its result was read".into(),
             ));
         }
-        let motion_from = match (&job.prev_ref, &self.last_ref) {
-            (Some(p), Some((lr, ls))) if Arc::ptr_eq(p, lr) && *ls != s => Some(*ls),
+        let this_ref = match host {
+            Some(x) => RefId::Host(x.reference.id()),
+            None => RefId::Owned(job.reference.clone()),
+        };
+        let prev_id = match (host.and_then(|x| x.prev_ref.as_ref()), &job.prev_ref) {
+            (Some(p), _) => Some(RefId::Host(p.id())),
+            (None, Some(p)) => Some(RefId::Owned(p.clone())),
+            (None, None) => None,
+        };
+        let motion_from = match (&prev_id, &self.last_ref) {
+            (Some(p), Some((lr, ls))) if p.same(lr) && *ls != s => Some(*ls),
             _ => None,
         };
         let plan = self.plan.as_ref().expect("plan set up");
         let n = w * h;
         let plane_bytes = plan.bytes(Buf::Ref);
 
+        // Where each plane to upload comes from: the job's compact plane (converted into
+        // staging), a host plane in pageable memory (rows copied into staging), or a host
+        // plane in pinned memory (uploaded from where it is, no host copy).
+        enum Src<'a> {
+            Owned(&'a OwnedPlane),
+            Staged(&'a HostPlane),
+            Direct(&'a HostPlane),
+        }
+        fn src<'a>(o: &'a OwnedPlane, hp: Option<&'a HostPlane>) -> Src<'a> {
+            match hp {
+                None => Src::Owned(o),
+                Some(p)
+                    if direct_upload()
+                        && (pinned::is_registered(p.bytes().as_ptr(), p.bytes().len())
+                            || driver_says_pinned(p.bytes())) =>
+                {
+                    Src::Direct(p)
+                }
+                Some(p) => Src::Staged(p),
+            }
+        }
+        let mut srcs = vec![
+            src(r, host.map(|x| &x.reference)),
+            src(d, host.map(|x| &x.distorted)),
+        ];
+        if let (Some(p), None) = (&job.prev_ref, motion_from) {
+            srcs.push(src(p, host.and_then(|x| x.prev_ref.as_ref())));
+        }
+
         // Stage the planes (8-bit content as bytes).
         let t_stage = std::time::Instant::now();
         {
             let slot = &mut self.slots[s];
             let stage = &self.stage;
-            let mut put = |i: usize, p: &OwnedPlane| {
+            for (i, sp) in srcs.iter().enumerate() {
                 let dst = slot.staging.slice_mut(i * plane_bytes, plane_bytes);
-                stage.convert(&p.data[..n], dst, bpc == 8);
-            };
-            put(0, r);
-            put(1, d);
-            if let (Some(p), None) = (&job.prev_ref, motion_from) {
-                put(2, p);
+                match sp {
+                    Src::Owned(p) => stage.convert(&p.data[..n], dst, bpc == 8),
+                    Src::Staged(p) => stage.copy_rows(p, dst),
+                    Src::Direct(_) => {}
+                }
             }
         }
 
@@ -627,25 +845,51 @@ impl Worker {
         // SAFETY: every copy stays inside its buffers (plane_bytes each, staging 3 * plane_bytes,
         // acc.bytes); the staging memory is not written again before this slot's `done` event
         // (results are read before a slot is reused), so it outlives the asynchronous copies.
-        unsafe {
-            result::memset_d8_async(acc.ptr, 0, acc.bytes, st).map_err(be("cuMemsetD8Async"))?;
+        // Direct uploads read the caller's memory asynchronously: HostPlane::new checked that
+        // its rows lie in its owner's bytes, the device buffers hold plane_bytes =
+        // row_bytes * height, and the planes are kept alive in `keep` until `uploaded`.
+        let mut keep = Vec::new();
+        let queued = unsafe {
             let stg = &slot.staging;
-            result::memcpy_htod_async(dst(Buf::Ref), stg.slice(0, plane_bytes), st)
-                .map_err(be("upload reference"))?;
-            result::memcpy_htod_async(dst(Buf::Dis), stg.slice(plane_bytes, plane_bytes), st)
-                .map_err(be("upload distorted"))?;
-            if job.prev_ref.is_some() && motion_from.is_none() {
-                result::memcpy_htod_async(
-                    dst(Buf::Prev),
-                    stg.slice(2 * plane_bytes, plane_bytes),
-                    st,
-                )
-                .map_err(be("upload previous reference"))?;
-            }
+            let mut queue = || -> Result<()> {
+                result::memset_d8_async(acc.ptr, 0, acc.bytes, st)
+                    .map_err(be("cuMemsetD8Async"))?;
+                for (i, sp) in srcs.iter().enumerate() {
+                    let to = dst([Buf::Ref, Buf::Dis, Buf::Prev][i]);
+                    match sp {
+                        Src::Direct(p) => {
+                            keep.push((*p).clone());
+                            upload_2d(p, to, st)?;
+                        }
+                        Src::Owned(_) | Src::Staged(_) => {
+                            result::memcpy_htod_async(
+                                to,
+                                stg.slice(i * plane_bytes, plane_bytes),
+                                st,
+                            )
+                            .map_err(be([
+                                "upload reference",
+                                "upload distorted",
+                                "upload previous reference",
+                            ][i]))?;
+                        }
+                    }
+                }
+                Ok(())
+            };
+            queue()
+        };
+        if let Err(e) = queued {
+            // Copies already queued may still read the caller's planes: let them finish
+            // before `keep` lets go of them.
+            let _ = slot.stream.synchronize();
+            return Err(e);
         }
         slot.uploaded
             .record(&slot.stream)
             .map_err(be("cuEventRecord"))?;
+        self.slots[s].keep = keep;
+        let slot = &self.slots[s];
         if let Some(k) = motion_from {
             slot.stream
                 .wait(&self.slots[k].uploaded)
@@ -674,7 +918,14 @@ impl Worker {
         // The companion metrics on the host, with the CPU reference code, while the kernels
         // run: the same numbers as the CPU backend.
         let companions = if job.features {
-            crate::backend::compute_companions_cpu(job)?
+            match host {
+                // Host planes with companion metrics (the engine does not send these): the CPU
+                // code reads compact planes.
+                Some(x) if job.companions.any() => {
+                    crate::backend::compute_companions_cpu(&x.materialize(job.clone()))?
+                }
+                _ => crate::backend::compute_companions_cpu(job)?,
+            }
         } else {
             crate::backend::CompanionScores::default()
         };
@@ -685,7 +936,7 @@ impl Worker {
             features: job.features,
             companions,
         });
-        self.last_ref = Some((job.reference.clone(), s));
+        self.last_ref = Some((this_ref, s));
         self.host.0 += 1;
         self.host.2 += t_enqueue.elapsed().as_secs_f64();
         Ok(Pending::Slot(s))
@@ -708,6 +959,7 @@ impl Worker {
             .job
             .take()
             .ok_or_else(|| Error::Backend("CUDA: result of an empty slot".into()))?;
+        self.slots[s].keep.clear();
         let raw = self.slots[s].readback.slice(0, slot::RESULTS * 8);
         let words: Vec<u64> = raw
             .chunks_exact(8)
@@ -728,7 +980,7 @@ impl Worker {
         // Once through every slot, so that each holds the frame.
         let mut s = 0;
         for _ in 0..SLOTS {
-            s = match self.submit(job)? {
+            s = match self.submit(job, None)? {
                 Pending::Slot(s) => s,
                 Pending::Failed(e) => return Err(e),
             };
@@ -798,6 +1050,16 @@ impl Worker {
         Ok((one?, many?))
     }
 
+    /// Drop the host planes whose uploads completed (the caller's buffers go back to it as
+    /// early as possible: a decoder's pool is small).
+    fn release_uploaded(&mut self) {
+        for sl in &mut self.slots {
+            if !sl.keep.is_empty() && sl.uploaded.is_complete() {
+                sl.keep.clear();
+            }
+        }
+    }
+
     /// Is the oldest pending result ready without blocking?
     fn front_ready(&self) -> bool {
         match self.queue.front() {
@@ -829,7 +1091,7 @@ impl Worker {
                 }
             };
             match msg {
-                Some(Msg::Job(job)) => {
+                Some(Msg::Job(job, host)) => {
                     // Results that must be delivered before this job: all of them when the
                     // geometry changes (the slots are rebuilt), else up to the one of the slot
                     // about to be reused. The queue is in submission order.
@@ -845,10 +1107,12 @@ impl Worker {
                             return;
                         }
                     }
-                    let p = match self.submit(&job) {
+                    let p = match self.submit(&job, host.as_deref()) {
                         Ok(p) => p,
                         Err(e) => Pending::Failed(e),
                     };
+                    drop(host);
+                    self.release_uploaded();
                     self.queue.push_back(p);
                     while self.front_ready() {
                         let r = self.pop_front().expect("ready");
@@ -885,6 +1149,7 @@ impl Worker {
                     }
                     for s in &mut self.slots {
                         s.motion_from = None;
+                        s.keep.clear();
                     }
                     self.last_ref = None;
                     if out.send(Out::ResetDone).is_err() {
@@ -1007,7 +1272,17 @@ impl Backend for CudaBackend {
     }
 
     fn submit(&mut self, job: FrameJob) -> Result<()> {
-        self.send(Msg::Job(Box::new(job)))?;
+        self.send(Msg::Job(Box::new(job), None))?;
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    fn accepts_host_planes(&self) -> bool {
+        true
+    }
+
+    fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {
+        self.send(Msg::Job(Box::new(job), Some(Box::new(host))))?;
         self.in_flight += 1;
         Ok(())
     }

@@ -350,7 +350,8 @@ fn host_planes_must_match_the_pictures() {
 fn host_planes_are_released() {
     let fr = frames(40, 36, 8, 8);
     let (mut s, _) = host_scorer(ScorerConfig::default());
-    let mut weak: Vec<(Weak<Vec<u8>>, Weak<Vec<u8>>)> = Vec::new();
+    type Owners = (Weak<Vec<u8>>, Weak<Vec<u8>>);
+    let mut weak: Vec<Owners> = Vec::new();
     let mut scored = 0;
     for (i, (r, d)) in fr.iter().enumerate() {
         // Owners that only the scorer holds once pushed.
