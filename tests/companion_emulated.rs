@@ -294,3 +294,34 @@ fn psnr_hvs_equals_cpu() {
         &LAYOUTS,
     );
 }
+
+const CIEDE: Companions = Companions {
+    psnr: false,
+    ssim: false,
+    ms_ssim: false,
+    ciede: true,
+    psnr_hvs: false,
+};
+
+#[test]
+fn ciede_equals_cpu_with_host_libm() {
+    // 4:0:0 is refused (no chroma), as 1x1 at 4:2:0 (an empty chroma plane).
+    compare(
+        CIEDE,
+        &[(1, 1), (3, 2), (33, 33), (47, 61), (64, 36)],
+        &[8, 10, 12, 16],
+        &LAYOUTS,
+    );
+}
+
+#[test]
+fn all_metrics_together() {
+    let all = Companions {
+        psnr: true,
+        ssim: true,
+        ms_ssim: true,
+        ciede: true,
+        psnr_hvs: true,
+    };
+    compare(all, &[(177, 180)], &[8, 10], &LAYOUTS[..3]);
+}

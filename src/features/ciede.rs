@@ -216,9 +216,9 @@ pub(crate) fn chroma_factors(
     }
 }
 
-/// libvmaf's `ciede2000` score of a picture pair: `r` and `d` are the Y, Cb, Cr planes (chroma
-/// 4:2:0, 4:2:2 or 4:4:4). Without chroma libvmaf refuses the feature.
-pub fn ciede(r: &[Plane<'_>], d: &[Plane<'_>]) -> Result<f64> {
+/// The checks of [`ciede`]: Y, Cb, Cr plane pairs of one depth, chroma 4:2:0, 4:2:2 or 4:4:4.
+/// Returns the chroma subsampling factors `(x, y)`.
+pub(crate) fn check_planes(r: &[Plane<'_>], d: &[Plane<'_>]) -> Result<(usize, usize)> {
     if r.len() != 3 || d.len() != 3 {
         return Err(Error::Unsupported {
             metric: "ciede",
@@ -239,11 +239,36 @@ pub fn ciede(r: &[Plane<'_>], d: &[Plane<'_>]) -> Result<f64> {
             "ciede: the two chroma planes differ in size".into(),
         ));
     }
-    let (fx, fy) = chroma_factors(&r[0], &r[1], "ciede")?;
+    chroma_factors(&r[0], &r[1], "ciede")
+}
+
+/// The frame's sequential `double` sum of per-pixel dE00 values in row-major order, and the
+/// score from it: shared by the CPU path and the GPU path (which reads the per-pixel values back
+/// and adds them here in the same order).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DeltaSum(f64);
+
+impl DeltaSum {
+    #[inline]
+    pub(crate) fn add(&mut self, v: f32) {
+        self.0 += f64::from(v);
+    }
+
+    /// `45 - 20 * log10(sum / (w * h))` (`ref_pic->w[0] * ref_pic->h[0]`: unsigned int product,
+    /// converted to double).
+    pub(crate) fn finish(self, w: usize, h: usize) -> f64 {
+        45.0 - 20.0 * (self.0 / (w * h) as f64).log10()
+    }
+}
+
+/// libvmaf's `ciede2000` score of a picture pair: `r` and `d` are the Y, Cb, Cr planes (chroma
+/// 4:2:0, 4:2:2 or 4:4:4). Without chroma libvmaf refuses the feature.
+pub fn ciede(r: &[Plane<'_>], d: &[Plane<'_>]) -> Result<f64> {
+    let (fx, fy) = check_planes(r, d)?;
     let bpc = r[0].bpc;
     let (w, h) = (r[0].width, r[0].height);
     let (cw, ch) = (r[1].width, r[1].height);
-    let mut sum = 0.0f64;
+    let mut sum = DeltaSum::default();
     for y in 0..h {
         let cy = (y / fy).min(ch - 1);
         let (ry, dy) = (r[0].row(y), d[0].row(y));
@@ -256,12 +281,11 @@ pub fn ciede(r: &[Plane<'_>], d: &[Plane<'_>]) -> Result<f64> {
             // divisor is at least 1, and the Lab values are finite), and `sum + 0.0 == sum`,
             // so skipping them changes nothing.
             if a != b {
-                sum += f64::from(delta_e(a, b, bpc));
+                sum.add(delta_e(a, b, bpc));
             }
         }
     }
-    // `ref_pic->w[0] * ref_pic->h[0]`: unsigned int product, converted to double.
-    Ok(45.0 - 20.0 * (sum / (w * h) as f64).log10())
+    Ok(sum.finish(w, h))
 }
 
 #[cfg(test)]

@@ -26,8 +26,9 @@ use cudarc::driver::{DevicePtr, result};
 use crate::backend::{CompanionScores, Companions, FrameJob};
 use crate::error::{Error, Result};
 use crate::features::psnr::{self, PsnrScores};
-use crate::features::{ms_ssim, psnr_hvs, ssim};
+use crate::features::{ciede, ms_ssim, psnr_hvs, ssim};
 use crate::picture::OwnedPlane;
+use crate::picture::Plane;
 
 /// The companion kernel text: compat.h, then the kernels, one text for NVRTC and hipRTC.
 pub const SOURCE: &str = concat!(
@@ -38,6 +39,8 @@ pub const SOURCE: &str = concat!(
     include_str!("../../../kernels/ssim.cu"),
     "\n",
     include_str!("../../../kernels/psnr_hvs.cu"),
+    "\n",
+    include_str!("../../../kernels/ciede.cu"),
     "\n"
 );
 
@@ -70,6 +73,7 @@ pub enum Kernel {
     SsimHconv,
     SsimTerms,
     PsnrHvsBlocks,
+    CiedePixels,
 }
 
 /// The C type of a kernel parameter.
@@ -81,13 +85,14 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 6] = [
+    pub const ALL: [Kernel; 7] = [
         Kernel::PsnrSse,
         Kernel::SsimLoad,
         Kernel::SsimDecimateLpf,
         Kernel::SsimHconv,
         Kernel::SsimTerms,
         Kernel::PsnrHvsBlocks,
+        Kernel::CiedePixels,
     ];
 
     /// The `extern "C"` name.
@@ -99,6 +104,7 @@ impl Kernel {
             Kernel::SsimHconv => "ssim_hconv",
             Kernel::SsimTerms => "ssim_terms",
             Kernel::PsnrHvsBlocks => "psnr_hvs_blocks",
+            Kernel::CiedePixels => "ciede_pixels",
         }
     }
 
@@ -112,6 +118,9 @@ impl Kernel {
             Kernel::SsimHconv => &[Ptr, Ptr, I32, I32, Ptr],
             Kernel::SsimTerms => &[Ptr, I32, I32, F32, F32, F32, Ptr, Ptr, Ptr],
             Kernel::PsnrHvsBlocks => &[Ptr, Ptr, I32, I32, Ptr, Ptr, Ptr],
+            Kernel::CiedePixels => &[
+                Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr,
+            ],
         }
     }
 }
@@ -370,6 +379,37 @@ fn launch_psnr_hvs_blocks(
     }
 }
 
+/// `ciede_pixels`: `r`, `d` are the Y, Cb, Cr regions of each side (luma `w` x `h`, chroma
+/// `cw` x `ch`, u16); `de` receives `w * h` floats. Chroma reads are at
+/// `(min(x / fx, cw - 1), min(y / fy, ch - 1))`, inside the chroma plane.
+fn launch_ciede_pixels(
+    r: [Region; 3],
+    d: [Region; 3],
+    (w, h, bpc): (usize, usize, u8),
+    (cw, ch): (usize, usize),
+    (fx, fy): (usize, usize),
+    de: Region,
+) -> Launch {
+    assert!(cw >= 1 && ch >= 1 && (1..=2).contains(&fx) && (1..=2).contains(&fy));
+    for side in [r, d] {
+        need(side[0], 2 * w * h, "ciede luma");
+        need(side[1], 2 * cw * ch, "ciede cb");
+        need(side[2], 2 * cw * ch, "ciede cr");
+    }
+    need(de, 4 * w * h, "ciede de");
+    let mut args: Vec<KArg> = r.iter().chain(&d).map(|&x| KArg::Ptr(x)).collect();
+    for v in [w, h, cw, ch, fx, fy, usize::from(bpc)] {
+        args.push(KArg::I32(i32_of(v)));
+    }
+    args.push(KArg::Ptr(de));
+    Launch {
+        kernel: Kernel::CiedePixels,
+        grid: (blocks(w * h, BLOCK as usize), 1),
+        args,
+        metric: "ciede",
+    }
+}
+
 /// Where the per-pixel SSIM terms of one image pair go (`n` pixels).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Terms {
@@ -497,6 +537,8 @@ pub struct Plan {
     ms_ssim: Option<[Terms; ms_ssim::SCALES]>,
     /// PSNR-HVS: per plane, the 64 terms of each block (`None` where libvmaf refuses).
     psnr_hvs: Option<[Region; 3]>,
+    /// CIEDE2000: the per-pixel values and the chroma factors (`None` where libvmaf refuses).
+    ciede: Option<(Region, (usize, usize))>,
     /// Constant tables to upload once per geometry (before the first frame): (region, bytes).
     pub tables: Vec<(Region, Vec<u8>)>,
 }
@@ -527,6 +569,22 @@ impl Plan {
         if hvs_ok {
             need_plane = [true; 3];
         }
+        let ciede_factors = match (c.ciede, geom.chroma) {
+            (true, Some((cw, ch))) => {
+                let view = |width, height| Plane {
+                    data: &[],
+                    width,
+                    height,
+                    stride: width,
+                    bpc: geom.bpc,
+                };
+                ciede::chroma_factors(&view(w, h), &view(cw, ch), "ciede").ok()
+            }
+            _ => None,
+        };
+        if ciede_factors.is_some() {
+            need_plane = [true; 3];
+        }
 
         // Results first (one contiguous region at the start of the arena), then inputs and
         // scratch.
@@ -545,6 +603,7 @@ impl Plan {
                 a.take(4 * 64 * bx * by)
             })
         });
+        let ciede_de = ciede_factors.map(|f| (a.take(4 * w * h), f));
         let readback = Region {
             off: 0,
             bytes: a.bytes,
@@ -641,6 +700,17 @@ impl Plan {
                 launches.push(launch_ssim_terms("ms_ssim", hc, (lw - 10, lh), ts[i]));
             }
         }
+        if let Some((de, f)) = ciede_de {
+            let side = |o: usize| [0, 1, 2].map(|p| inputs[o + p].unwrap());
+            launches.push(launch_ciede_pixels(
+                side(0),
+                side(3),
+                (w, h, geom.bpc),
+                geom.plane(1),
+                f,
+                de,
+            ));
+        }
         let mut tables = Vec::new();
         if let Some(ts) = hvs_terms {
             for (p, &t) in ts.iter().enumerate() {
@@ -672,6 +742,7 @@ impl Plan {
             ssim: ssim_terms,
             ms_ssim: ms_terms,
             psnr_hvs: hvs_terms,
+            ciede: ciede_de,
             tables,
         }
     }
@@ -768,6 +839,20 @@ impl Plan {
                 lin[p] = sum.finish(self.geom.bpc);
             }
             out.psnr_hvs = Some(psnr_hvs::scores(lin));
+        }
+        if c.ciede {
+            let (rp, dp) = (
+                crate::backend::job_planes(job, false),
+                crate::backend::job_planes(job, true),
+            );
+            ciede::check_planes(&rp, &dp)?;
+            let (de, _) = self.ciede.ok_or_else(|| missing("ciede"))?;
+            let o = de.off - self.readback.off;
+            let mut sum = ciede::DeltaSum::default();
+            for v in rb[o..o + de.bytes].chunks_exact(4) {
+                sum.add(f32::from_le_bytes(v.try_into().expect("4 bytes")));
+            }
+            out.ciede = Some(sum.finish(self.geom.w, self.geom.h));
         }
         Ok(out)
     }
