@@ -1,0 +1,279 @@
+//! The zero-copy input path on the GPU: `Scorer::push_shared` with backend=cuda, from pageable
+//! memory (rows copied into the backend's staging) and from pinned memory (uploaded straight
+//! from the caller's buffer), must give exactly `push`'s scores (and the CPU backend's), every
+//! metric of every frame and the summary, with padded strides, at 8 and 10 bits.
+//!
+//! Without a GPU each test prints why and passes, unless VMAFGPU_REQUIRE_GPU=1 (then it fails).
+#![cfg(feature = "cuda")]
+
+use std::sync::{Arc, Weak};
+
+use gstvmafgpu::backend::cuda::pinned::{PinnedHost, PinnedHostBuf};
+use gstvmafgpu::backend::cuda::{self};
+use gstvmafgpu::backend::{HostBytes, HostPlane};
+use gstvmafgpu::engine::{BackendKind, FrameScores, Scorer, ScorerConfig, Summary};
+use gstvmafgpu::picture::{Chroma, ChromaFormat, Picture, PlaneRef};
+
+fn require_gpu() -> bool {
+    std::env::var("VMAFGPU_REQUIRE_GPU").as_deref() == Ok("1")
+}
+
+fn quick() -> bool {
+    std::env::var("VMAFGPU_PARITY_QUICK").as_deref() == Ok("1")
+}
+
+/// A CUDA scorer and the pinned allocator, or None (skip, saying why).
+fn cuda_or_skip(test: &str, cfg: &ScorerConfig) -> Option<(Scorer, PinnedHost)> {
+    let r = match cuda::unavailable_reason() {
+        Some(why) => Err(why),
+        None => Scorer::new(ScorerConfig {
+            backend: BackendKind::Cuda,
+            ..cfg.clone()
+        })
+        .and_then(|s| PinnedHost::open(0).map(|p| (s, p)))
+        .map_err(|e| e.to_string()),
+    };
+    match r {
+        Ok(x) => Some(x),
+        Err(why) => {
+            assert!(
+                !require_gpu(),
+                "{test}: VMAFGPU_REQUIRE_GPU=1 but CUDA is unusable: {why}"
+            );
+            eprintln!("{test}: skipped, no usable CUDA device: {why}");
+            None
+        }
+    }
+}
+
+/// Natural-looking luma (smooth gradients, texture, noise), `stride` bytes a row.
+fn luma(w: usize, h: usize, bpc: u8, stride: usize, t: f64, noise: u64, seed: u64) -> Vec<u8> {
+    let max = ((1u32 << bpc) - 1) as f64;
+    let bps = if bpc > 8 { 2 } else { 1 };
+    let mut s = seed | 1;
+    let mut out = vec![0x5Au8; stride * h];
+    for y in 0..h {
+        for x in 0..w {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let (fx, fy) = (x as f64 / w as f64, y as f64 / h as f64);
+            let v = 0.5
+                + 0.3 * (6.0 * fx + 4.0 * fy + t).sin() * (3.0 * fy - t).cos()
+                + 0.08 * ((x * 7 + y * 13) % 17) as f64 / 17.0
+                + ((s % 1000) as f64 / 1000.0 - 0.5) * 0.01 * noise as f64;
+            let v = (v.clamp(0.0, 1.0) * max) as u16;
+            let o = y * stride + x * bps;
+            if bps == 2 {
+                out[o..o + 2].copy_from_slice(&v.to_le_bytes());
+            } else {
+                out[o] = v as u8;
+            }
+        }
+    }
+    out
+}
+
+struct Pair {
+    r: Vec<u8>,
+    d: Vec<u8>,
+}
+
+fn picture(buf: &[u8], w: usize, h: usize, bpc: u8, stride: usize) -> Picture<'_> {
+    Picture {
+        width: w,
+        height: h,
+        bpc,
+        format: ChromaFormat::Gray,
+        luma: PlaneRef { data: buf, stride },
+        chroma: Chroma::None,
+    }
+}
+
+type Scores = (Vec<FrameScores>, Summary);
+
+fn run(
+    s: &mut Scorer,
+    pairs: &[Pair],
+    (w, h, bpc, stride): (usize, usize, u8, usize),
+    owner: &mut dyn FnMut(&[u8]) -> Arc<dyn HostBytes>,
+) -> Scores {
+    let mut out = Vec::new();
+    for p in pairs {
+        let (ro, do_) = (owner(&p.r), owner(&p.d));
+        let rh = HostPlane::new(ro, 0, stride, w, h, bpc).unwrap();
+        let dh = HostPlane::new(do_, 0, stride, w, h, bpc).unwrap();
+        out.extend(
+            s.push_shared(
+                &picture(&p.r, w, h, bpc, stride),
+                &picture(&p.d, w, h, bpc, stride),
+                rh,
+                dh,
+            )
+            .unwrap(),
+        );
+    }
+    let (rest, summary) = s.finish().unwrap();
+    out.extend(rest);
+    (out, summary)
+}
+
+fn plain(s: &mut Scorer, pairs: &[Pair], (w, h, bpc, stride): (usize, usize, u8, usize)) -> Scores {
+    let mut out = Vec::new();
+    for p in pairs {
+        out.extend(
+            s.push(
+                &picture(&p.r, w, h, bpc, stride),
+                &picture(&p.d, w, h, bpc, stride),
+            )
+            .unwrap(),
+        );
+    }
+    let (rest, summary) = s.finish().unwrap();
+    out.extend(rest);
+    (out, summary)
+}
+
+#[test]
+fn push_shared_on_cuda_equals_push_pinned_and_pageable() {
+    let test = "push_shared_on_cuda_equals_push_pinned_and_pageable";
+    let mut sizes = vec![(67usize, 45usize, 10u8), (176, 144, 8), (1920, 1080, 8)];
+    if !quick() {
+        sizes.push((3840, 2160, 10));
+        sizes.push((1281, 719, 12));
+    }
+    let mut bad = Vec::new();
+    for cfg in [
+        ScorerConfig::default(),
+        ScorerConfig {
+            subsample: 2,
+            ..Default::default()
+        },
+    ] {
+        let Some((mut gpu, pinned)) = cuda_or_skip(test, &cfg) else {
+            return;
+        };
+        assert!(gpu.takes_host_planes());
+        let mut cpu = Scorer::new(ScorerConfig {
+            backend: BackendKind::Cpu,
+            ..cfg.clone()
+        })
+        .unwrap();
+        for &(w, h, bpc) in &sizes {
+            let bps = if bpc > 8 { 2 } else { 1 };
+            // Padded rows (a decoder's stride), odd padding for 8-bit.
+            let stride = w * bps + if bpc > 8 { 64 } else { 37 };
+            let n = 6;
+            let pairs: Vec<Pair> = (0..n)
+                .map(|i| Pair {
+                    r: luma(w, h, bpc, stride, i as f64 * 0.05, 1, 11 + i),
+                    d: luma(w, h, bpc, stride, i as f64 * 0.05, 4, 97 + i),
+                })
+                .collect();
+            let g = (w, h, bpc, stride);
+            let want = plain(&mut cpu, &pairs, g);
+            let via_push = plain(&mut gpu, &pairs, g);
+            let mut weak: Vec<Weak<dyn HostBytes>> = Vec::new();
+            let mut pageable = |b: &[u8]| -> Arc<dyn HostBytes> {
+                let a: Arc<dyn HostBytes> = Arc::new(b.to_vec());
+                weak.push(Arc::downgrade(&a));
+                a
+            };
+            let via_pageable = run(&mut gpu, &pairs, g, &mut pageable);
+            let mut pinned_owner = |b: &[u8]| -> Arc<dyn HostBytes> {
+                let mut p: PinnedHostBuf = pinned.alloc(b.len()).expect("pinned alloc");
+                p.as_mut().copy_from_slice(b);
+                let a: Arc<dyn HostBytes> = Arc::new(p);
+                weak.push(Arc::downgrade(&a));
+                a
+            };
+            let via_pinned = run(&mut gpu, &pairs, g, &mut pinned_owner);
+            let label = format!("{w}x{h} {bpc}-bit subsample {}", cfg.subsample);
+            assert!(!want.0.is_empty(), "{label}: no frames scored");
+            for (name, got) in [
+                ("push", &via_push),
+                ("push_shared pageable", &via_pageable),
+                ("push_shared pinned", &via_pinned),
+            ] {
+                if *got != want {
+                    bad.push(format!("{label}: {name} differs from the CPU backend"));
+                }
+            }
+            let alive = weak.iter().filter(|w| w.upgrade().is_some()).count();
+            if alive != 0 {
+                bad.push(format!(
+                    "{label}: {alive} of {} host buffers still held after finish()",
+                    weak.len()
+                ));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} failures:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+/// Out-of-range samples are refused before the GPU sees them, and the clip goes on unchanged.
+#[test]
+fn cuda_push_shared_refuses_out_of_range_samples() {
+    let test = "cuda_push_shared_refuses_out_of_range_samples";
+    let Some((mut gpu, _)) = cuda_or_skip(test, &ScorerConfig::default()) else {
+        return;
+    };
+    let (w, h, bpc) = (96, 64, 10);
+    let stride = 2 * w;
+    let pairs: Vec<Pair> = (0..4)
+        .map(|i| Pair {
+            r: luma(w, h, bpc, stride, i as f64 * 0.1, 1, 5 + i),
+            d: luma(w, h, bpc, stride, i as f64 * 0.1, 3, 50 + i),
+        })
+        .collect();
+    let g = (w, h, bpc, stride);
+    let want = plain(&mut gpu, &pairs, g);
+    let mut out = Vec::new();
+    for (i, p) in pairs.iter().enumerate() {
+        let own = |b: &[u8]| -> HostPlane {
+            HostPlane::new(Arc::new(b.to_vec()), 0, stride, w, h, bpc).unwrap()
+        };
+        if i == 2 {
+            let mut bad = p.d.clone();
+            bad[stride * 10 + 2 * 7..stride * 10 + 2 * 7 + 2]
+                .copy_from_slice(&1024u16.to_le_bytes());
+            let e = gpu
+                .push_shared(
+                    &picture(&p.r, w, h, bpc, stride),
+                    &picture(&bad, w, h, bpc, stride),
+                    own(&p.r),
+                    own(&bad),
+                )
+                .unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    gstvmafgpu::Error::SampleRange {
+                        x: 7,
+                        y: 10,
+                        value: 1024,
+                        ..
+                    }
+                ),
+                "{e}"
+            );
+        }
+        out.extend(
+            gpu.push_shared(
+                &picture(&p.r, w, h, bpc, stride),
+                &picture(&p.d, w, h, bpc, stride),
+                own(&p.r),
+                own(&p.d),
+            )
+            .unwrap(),
+        );
+    }
+    let (rest, summary) = gpu.finish().unwrap();
+    out.extend(rest);
+    assert_eq!((out, summary), want);
+}
