@@ -113,6 +113,50 @@ else
   echo "check-kernels-hip: gfx90a IR: $(grep -cE '= (fadd|fsub|fmul|fdiv) ' "$tmp/gfx90a.ll") FP operations, none contracted or fast-math"
 fi
 
+# 5. The companion kernels (src/backend/cuda/companion.rs SOURCE): every entry point in each
+# code object, LDS within 64 KiB (psnr_hvs_blocks and ciede_pixels keep per-thread arrays and
+# libm state in scratch, which is allowed here), and no contraction in the IR. ciede.cu calls the
+# device libm (pow, sin, cos, exp, atan2), whose implementations use explicit llvm.fma: the fma
+# check therefore runs on the text without ciede.cu, the flag check on the whole text.
+csrc="$tmp/companions.hip"
+cnofma="$tmp/companions-nociede.hip"
+for f in compat.h psnr.cu ssim.cu psnr_hvs.cu ciede.cu; do cat "kernels/$f"; echo; done >"$csrc"
+for f in compat.h psnr.cu ssim.cu psnr_hvs.cu; do cat "kernels/$f"; echo; done >"$cnofma"
+ckernels="psnr_sse ssim_load ssim_decimate_lpf ssim_hconv ssim_terms psnr_hvs_blocks ciede_pixels"
+for a in $archs; do
+  cobj="$tmp/comp-$a.o" cco="$tmp/comp-$a.co"
+  if ! hipcc "${flags[@]}" --offload-arch="$a" -c "$csrc" -o "$cobj" 2>"$tmp/comp-$a.log"; then
+    grep -v rocm_agent_enumerator "$tmp/comp-$a.log" >&2 || true
+    echo "check-kernels-hip: hipcc failed for the companion kernels ($a)" >&2
+    fail=1
+    continue
+  fi
+  ctarget=$("$bundler" --list --type=o --input="$cobj" | grep amdgcn | head -n 1)
+  "$bundler" --unbundle --type=o --input="$cobj" --targets="$ctarget" --output="$cco"
+  cnotes=$("$readelf" --notes "$cco")
+  for k in $ckernels; do
+    if ! grep -q "\.name: *$k\$" <<<"$cnotes"; then
+      echo "check-kernels-hip: companions $a: kernel $k missing" >&2
+      fail=1
+    fi
+  done
+  clds=$(sed -n 's/.*\.group_segment_fixed_size: *//p' <<<"$cnotes" | sort -n | tail -n 1)
+  if [ "$clds" -gt 65536 ]; then
+    echo "check-kernels-hip: companions $a: LDS $clds bytes (max 65536)" >&2
+    fail=1
+  fi
+  echo "check-kernels-hip: companions $a ($ctarget): 7 kernels, LDS <= $clds bytes"
+done
+hipcc "${flags[@]}" --offload-arch=gfx90a -emit-llvm -S "$csrc" -o "$tmp/comp.ll" 2>/dev/null
+hipcc "${flags[@]}" --offload-arch=gfx90a -emit-llvm -S "$cnofma" -o "$tmp/comp-nociede.ll" 2>/dev/null
+if grep -qE 'llvm\.fmuladd|(fadd|fsub|fmul|fdiv|frem|fneg|fcmp)( [a-z]+)* (contract|fast|reassoc|afn|arcp)' "$tmp/comp.ll" \
+  || grep -qE 'llvm\.fma\.' "$tmp/comp-nociede.ll"; then
+  echo "check-kernels-hip: companion IR has contracted or fast-math floating point" >&2
+  fail=1
+else
+  echo "check-kernels-hip: companion IR (gfx90a): no contracted or fast-math floating point"
+fi
+
 [ "$fail" -eq 0 ] || exit 1
 
 # An AMD-only build (no CUDA) compiles cleanly too.

@@ -1,0 +1,324 @@
+//! The companion metrics on the GPU ([`CompanionGpu`]) against the CPU reference
+//! (`compute_companions_cpu`): PSNR, SSIM, MS-SSIM and PSNR-HVS must be equal (`==`, compared
+//! through their Debug text so that NaN equals NaN); CIEDE2000 calls CUDA's libm (pow, sin, cos,
+//! exp, atan2), which is not glibc's, so its frame score may differ: the largest difference is
+//! printed and must stay within [`CIEDE_BOUND`] dB. Synthetic content (random, flat, max,
+//! max-difference, checkerboard, natural) at several sizes, depths and chroma layouts, and the
+//! golden clips' first frames (VMAFGPU_YUV_DIR, default tests/data/yuv). Then a timing print:
+//! GPU milliseconds per frame of each metric's kernels at 1080p 8-bit 4:2:0 (CUDA events).
+//!
+//! Without a GPU each test prints why and passes, unless VMAFGPU_REQUIRE_GPU=1.
+#![cfg(feature = "cuda")]
+
+mod gpu_content;
+
+use std::sync::Arc;
+
+use gpu_content::Content;
+use gstvmafgpu::backend::cuda::companion::{self, CompanionGpu};
+use gstvmafgpu::backend::cuda::unavailable_reason;
+use gstvmafgpu::backend::{ChromaPair, Companions, FrameJob, compute_companions_cpu};
+use gstvmafgpu::features::adm::AdmParams;
+use gstvmafgpu::features::vif::VifParams;
+use gstvmafgpu::picture::OwnedPlane;
+
+/// The largest CIEDE2000 frame-score difference (dB) accepted between the GPU and the CPU.
+/// Reason: CUDA's double pow/sin/cos/exp/atan2 are within 1-2 ulp but not glibc's, so a pixel's
+/// float dE00 can differ in its last bit or two (relative ~1e-7); the frame score is
+/// `45 - 20 log10(mean)`, so a relative error e of the mean moves it by about 8.7 e dB. 1e-4 dB
+/// leaves a factor of ~100 over that; the measured value is printed (record it).
+const CIEDE_BOUND: f64 = 1e-4;
+
+fn require_gpu() -> bool {
+    std::env::var("VMAFGPU_REQUIRE_GPU").as_deref() == Ok("1")
+}
+
+fn gpu_or_skip(test: &str) -> Option<CompanionGpu> {
+    let r = match unavailable_reason() {
+        Some(why) => Err(why),
+        None => cudarc::driver::CudaContext::new(0)
+            .map_err(|e| e.to_string())
+            .and_then(|ctx| CompanionGpu::new(&ctx).map_err(|e| e.to_string())),
+    };
+    match r {
+        Ok(g) => Some(g),
+        Err(why) => {
+            assert!(
+                !require_gpu(),
+                "{test}: VMAFGPU_REQUIRE_GPU=1 but CUDA is unusable: {why}"
+            );
+            eprintln!("{test}: skipped, no usable CUDA device: {why}");
+            None
+        }
+    }
+}
+
+const ALL: Companions = Companions {
+    psnr: true,
+    ssim: true,
+    ms_ssim: true,
+    ciede: true,
+    psnr_hvs: true,
+};
+
+fn job(
+    content: Content,
+    (w, h, bpc): (usize, usize, u8),
+    layout: Option<(u32, u32)>,
+    seed: u64,
+) -> FrameJob {
+    let (r, d, _) = gpu_content::frames(content, w, h, bpc, seed);
+    let mut j = gpu_content::job(seed, r, d, None, VifParams::default(), AdmParams::default());
+    if let Some((sx, sy)) = layout {
+        let (cw, ch) = (w >> sx, h >> sy);
+        let (rb, db, _) = gpu_content::frames(content, cw, ch, bpc, seed ^ 0x5a5a);
+        let (rr, dr, _) = gpu_content::frames(content, cw, ch, bpc, seed ^ 0xa5a5);
+        j.chroma = Some(Arc::new(ChromaPair {
+            reference: [rb, rr],
+            distorted: [db, dr],
+        }));
+    }
+    j.companions = ALL;
+    j
+}
+
+#[derive(Default)]
+struct Report {
+    bad: Vec<String>,
+    checked: usize,
+    ciede_max: f64,
+}
+
+impl Report {
+    fn check(&mut self, what: &str, g: &mut CompanionGpu, j: &FrameJob) {
+        self.checked += 1;
+        let want = compute_companions_cpu(j);
+        let got = g.compute(j);
+        match (want, got) {
+            (Ok(mut a), Ok(mut b)) => {
+                match (a.ciede, b.ciede) {
+                    (Some(x), Some(y)) => {
+                        let both_nan = x.is_nan() && y.is_nan();
+                        let d = if both_nan { 0.0 } else { (x - y).abs() };
+                        if d > self.ciede_max || d.is_nan() {
+                            self.ciede_max = d;
+                        }
+                        if !(d <= CIEDE_BOUND) {
+                            self.bad
+                                .push(format!("{what}: ciede cpu {x:?} gpu {y:?} (diff {d:e})"));
+                        }
+                    }
+                    (x, y) if x.is_some() != y.is_some() => {
+                        self.bad.push(format!("{what}: ciede cpu {x:?} gpu {y:?}"))
+                    }
+                    _ => {}
+                }
+                a.ciede = None;
+                b.ciede = None;
+                if format!("{a:?}") != format!("{b:?}") {
+                    self.bad.push(format!("{what}:\n  cpu {a:?}\n  gpu {b:?}"));
+                }
+            }
+            (Err(a), Err(b)) if a.to_string() == b.to_string() => {}
+            (a, b) => self.bad.push(format!("{what}:\n  cpu {a:?}\n  gpu {b:?}")),
+        }
+    }
+
+    fn finish(self, test: &str) {
+        assert!(self.checked > 0);
+        eprintln!(
+            "{test}: {} frames; largest CIEDE2000 difference GPU vs CPU: {:e} dB (bound {CIEDE_BOUND:e})",
+            self.checked, self.ciede_max
+        );
+        if !self.bad.is_empty() {
+            panic!(
+                "{test}: {} of {} frames differ:\n{}",
+                self.bad.len(),
+                self.checked,
+                self.bad.join("\n")
+            );
+        }
+    }
+}
+
+#[test]
+fn companions_equal_cpu_on_synthetic_content() {
+    let Some(mut g) = gpu_or_skip("companions_equal_cpu_on_synthetic_content") else {
+        return;
+    };
+    let mut rep = Report::default();
+    let mut seed = 100;
+    let layouts = [
+        ("420", Some((1, 1))),
+        ("422", Some((1, 0))),
+        ("444", Some((0, 0))),
+        ("400", None),
+    ];
+    let sizes: &[(usize, usize)] = &[(1, 1), (11, 11), (33, 33), (47, 61), (176, 176), (181, 190)];
+    for &(w, h) in sizes {
+        for bpc in [8u8, 10, 12, 16] {
+            for (lname, layout) in layouts {
+                for c in gpu_content::ALL {
+                    seed += 1;
+                    let j = job(c, (w, h, bpc), layout, seed);
+                    rep.check(&format!("{c:?} {w}x{h} {bpc}-bit {lname}"), &mut g, &j);
+                }
+            }
+        }
+    }
+    // Scaled SSIM (scale 2, 3, 4, 8) and large frames, fewer contents.
+    for (w, h, bpc) in [
+        (400, 390, 8u8),
+        (1280, 720, 10),
+        (1920, 1080, 8),
+        (1919, 1081, 12),
+        (3840, 2160, 16),
+    ] {
+        for c in [Content::Natural, Content::Random, Content::MaxDiff] {
+            seed += 1;
+            let j = job(c, (w, h, bpc), Some((1, 1)), seed);
+            rep.check(&format!("{c:?} {w}x{h} {bpc}-bit 420"), &mut g, &j);
+        }
+    }
+    rep.finish("companions_equal_cpu_on_synthetic_content");
+}
+
+/// Y, Cb, Cr of the first `n` frames of a raw I420 file.
+fn golden_frames(
+    name: &str,
+    w: usize,
+    h: usize,
+    bpc: u8,
+    n: usize,
+) -> Option<Vec<[OwnedPlane; 3]>> {
+    let dir = std::env::var("VMAFGPU_YUV_DIR")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/yuv").to_string());
+    let data = std::fs::read(format!("{dir}/{name}.yuv")).ok()?;
+    let bps = if bpc > 8 { 2 } else { 1 };
+    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+    let frame = (w * h + 2 * cw * ch) * bps;
+    let plane = |b: &[u8], pw: usize, ph: usize, stride: usize| -> OwnedPlane {
+        let s: Vec<u16> = if bps == 1 {
+            b.iter().map(|&v| u16::from(v)).collect()
+        } else {
+            b.chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect()
+        };
+        // libvmaf's chroma size is (w >> 1) x (h >> 1): crop the stored ceil-sized plane.
+        let mut data = Vec::with_capacity(pw * ph);
+        for y in 0..ph {
+            data.extend_from_slice(&s[y * stride..y * stride + pw]);
+        }
+        OwnedPlane {
+            data,
+            width: pw,
+            height: ph,
+            bpc,
+        }
+    };
+    Some(
+        data.chunks_exact(frame)
+            .take(n)
+            .map(|f| {
+                let (y, c) = f.split_at(w * h * bps);
+                let (u, v) = c.split_at(cw * ch * bps);
+                [
+                    plane(y, w, h, w),
+                    plane(u, w >> 1, h >> 1, cw),
+                    plane(v, w >> 1, h >> 1, cw),
+                ]
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn companions_equal_cpu_on_golden_clips() {
+    let Some(mut g) = gpu_or_skip("companions_equal_cpu_on_golden_clips") else {
+        return;
+    };
+    let mut rep = Report::default();
+    for (name, w, h, bpc) in [
+        ("carphone", 176, 144, 8u8),
+        ("bbb720", 1280, 720, 8),
+        ("bbb360p10", 640, 360, 10),
+    ] {
+        let (Some(r), Some(d)) = (
+            golden_frames(&format!("{name}_ref"), w, h, bpc, 3),
+            golden_frames(&format!("{name}_dis"), w, h, bpc, 3),
+        ) else {
+            eprintln!("golden clip {name} not found (run scripts/fetch-test-data.sh): skipped");
+            continue;
+        };
+        for (i, ([ry, ru, rv], [dy, du, dv])) in r.into_iter().zip(d).enumerate() {
+            let mut j = gpu_content::job(
+                i as u64,
+                ry,
+                dy,
+                None,
+                VifParams::default(),
+                AdmParams::default(),
+            );
+            j.chroma = Some(Arc::new(ChromaPair {
+                reference: [ru, rv],
+                distorted: [du, dv],
+            }));
+            j.companions = ALL;
+            rep.check(&format!("{name} frame {i}"), &mut g, &j);
+        }
+    }
+    if rep.checked == 0 {
+        eprintln!("companions_equal_cpu_on_golden_clips: no clip found, skipped");
+        return;
+    }
+    rep.finish("companions_equal_cpu_on_golden_clips");
+}
+
+#[test]
+fn companion_timing_1080p() {
+    let Some(mut g) = gpu_or_skip("companion_timing_1080p") else {
+        return;
+    };
+    let j = job(Content::Natural, (1920, 1080, 8), Some((1, 1)), 7);
+    let t = g.time_metrics(&j, 50).expect("timing");
+    let total: f64 = t.iter().map(|(_, ms)| ms).sum();
+    for (m, ms) in &t {
+        eprintln!("companion_timing_1080p: {m}: {ms:.4} ms/frame (GPU kernels, 1080p 8-bit 4:2:0)");
+    }
+    eprintln!("companion_timing_1080p: all: {total:.4} ms/frame");
+    let t0 = std::time::Instant::now();
+    for _ in 0..10 {
+        g.compute(&j).expect("compute");
+    }
+    eprintln!(
+        "companion_timing_1080p: compute() incl. uploads, readback, host sums: {:.3} ms/frame",
+        t0.elapsed().as_secs_f64() * 100.0
+    );
+    assert!(total > 0.0);
+}
+
+#[test]
+fn companion_kernels_compile_with_nvrtc() {
+    // SAFETY: only probes for the shared library (dlopen).
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        assert!(
+            std::env::var("VMAFGPU_REQUIRE_NVRTC").as_deref() != Ok("1"),
+            "VMAFGPU_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
+        );
+        eprintln!("companion_kernels_compile_with_nvrtc: skipped, NVRTC (libnvrtc.so) not found");
+        return;
+    }
+    for arch in ["compute_75", "compute_90"] {
+        let ptx = companion::compile_ptx(arch)
+            .unwrap_or_else(|e| panic!("{arch}: {e}"))
+            .to_src();
+        for k in companion::Kernel::ALL {
+            assert!(
+                ptx.contains(&format!(".entry {}(", k.name())),
+                "{arch}: entry point {} missing from the PTX",
+                k.name()
+            );
+        }
+    }
+}
