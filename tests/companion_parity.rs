@@ -103,7 +103,7 @@ impl Report {
                         if d > self.ciede_max || d.is_nan() {
                             self.ciede_max = d;
                         }
-                        if !(d <= CIEDE_BOUND) {
+                        if d.is_nan() || d > CIEDE_BOUND {
                             self.bad
                                 .push(format!("{what}: ciede cpu {x:?} gpu {y:?} (diff {d:e})"));
                         }
