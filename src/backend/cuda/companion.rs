@@ -8,6 +8,16 @@
 //! function the CPU path calls; sums the GPU does are integer sums (order-free). Per metric:
 //!
 //! - PSNR: integer SSE per plane on the GPU (exact), `psnr_from_sse` on the host.
+//! - SSIM, MS-SSIM: decimation, 11-tap convolutions and per-pixel terms (l, c as double, s as
+//!   float) on the GPU; the host adds the read-back terms in row-major order with the CPU's own
+//!   accumulator (`ssim::SsimSums`), so the result is the CPU's bit for bit. Cost: 20 bytes per
+//!   pixel read back (1080p: SSIM 2.4 MB at scale 4, MS-SSIM ~54 MB over its 5 levels).
+//! - PSNR-HVS: one thread per 8x8 block (integer DCT, float masking); the host adds the 64 terms
+//!   per block in raster order (`psnr_hvs::PlaneSum`), bit for bit.
+//! - CIEDE2000: per-pixel dE00 on the GPU, added by the host in order (`ciede::DeltaSum`); the
+//!   kernel calls CUDA's pow/sin/cos/exp/atan2 (not glibc's), so the score may differ from the
+//!   CPU's in its last digits: tests/companion_parity.rs bounds it (1e-4 dB) and prints the
+//!   largest difference measured.
 //!
 //! A frame is described by a [`Plan`]: regions of one device arena (inputs, scratch, results),
 //! regions to zero, the launch list and the region to read back. The GPU executes it
