@@ -63,7 +63,7 @@ fn frames(c: Content, w: usize, h: usize, bpc: u8, seed: u64) -> (Vec<u16>, Vec<
         Content::MaxDifference => {
             let r: Vec<u16> = (0..n)
                 .map(|i| {
-                    if (i % w + i / w) % 2 == 0 {
+                    if (i % w + i / w).is_multiple_of(2) {
                         max as u16
                     } else {
                         0
@@ -183,7 +183,7 @@ fn adm_builds_agree() {
 
 #[test]
 fn motion_builds_agree() {
-    each_case("motion", &DEPTHS, |r, d, isa| motion::sad_with(r, d, isa));
+    each_case("motion", &DEPTHS, motion::sad_with);
 }
 
 /// A reused per-thread workspace gives the same result as a fresh one: alternate sizes and
