@@ -18,6 +18,7 @@ use gst_base::prelude::*;
 use gst_base::subclass::prelude::*;
 
 use super::engine;
+use super::host_input;
 use super::input::{FORMATS, MappedFrame};
 use super::messages::{FrameMessage, PooledMessage, PooledScores, Timing, WindowMessage};
 use super::pairing::{self, Decision, Head, Unpaired};
@@ -185,6 +186,11 @@ struct State {
     report_frames: Vec<ReportFrame>,
     /// A pad reached EOS: the scorer was flushed and no pair can come until a flush.
     scoring_ended: bool,
+    /// The scorer reads the buffers' luma where it is (`Scorer::takes_host_planes`).
+    host_planes: bool,
+    /// The pinned-memory allocator offered upstream (CUDA), made by the first ALLOCATION query.
+    #[cfg(feature = "cuda")]
+    pinned: Option<super::host_input::PinnedAllocator>,
     eos_done: bool,
     started: Option<Instant>,
     scored_frames_time: Option<Instant>,
@@ -790,7 +796,7 @@ impl VmafGpu {
         untimed: bool,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
         let mut out = Output::default();
-        let (ref_info, dist_info, segment_change) = {
+        let (ref_info, dist_info, segment_change, host_planes) = {
             let mut guard = self.state.lock().unwrap();
             let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
             let (Some((_, ri)), Some((_, di))) = (&state.ref_caps, &state.dist_caps) else {
@@ -837,7 +843,7 @@ impl VmafGpu {
                 );
             }
             state.geometry = Some(geometry);
-            (ri, di, change)
+            (ri, di, change, state.host_planes)
         };
         if segment_change {
             self.finish_scorer("geometry change", &mut out)?;
@@ -863,7 +869,20 @@ impl VmafGpu {
             let rmap = MappedFrame::map(ref_buf.as_ref(), &ref_info);
             let dmap = MappedFrame::map(dist_buf.as_ref(), &dist_info);
             match (rmap, dmap) {
-                (Ok(r), Ok(d)) => self.with_scorer(|s| s.push(&r.picture(), &d.picture()))?,
+                // Zero-copy where the backend reads the buffers' luma where it is (CUDA): the
+                // mapped buffers go to the engine, which holds them until uploaded.
+                (Ok(r), Ok(d)) => match host_planes
+                    .then(|| {
+                        host_input::host_luma(&ref_buf, &ref_info)
+                            .zip(host_input::host_luma(&dist_buf, &dist_info))
+                    })
+                    .flatten()
+                {
+                    Some((rh, dh)) => {
+                        self.with_scorer(|s| s.push_shared(&r.picture(), &d.picture(), rh, dh))?
+                    }
+                    None => self.with_scorer(|s| s.push(&r.picture(), &d.picture()))?,
+                },
                 (Err(e), _) | (_, Err(e)) => {
                     gst::element_imp_error!(self, gst::StreamError::Format, ("{}", e));
                     return Err(gst::FlowError::Error);
@@ -958,6 +977,39 @@ impl VmafGpu {
     }
 }
 
+impl VmafGpu {
+    #[cfg(feature = "cuda")]
+    fn propose_pinned(&self, pad: &gst_base::AggregatorPad, query: &mut gst::query::Allocation) {
+        let allocator = {
+            let mut guard = self.state.lock().unwrap();
+            let Some(state) = guard.as_mut() else {
+                return;
+            };
+            if !state.host_planes {
+                return;
+            }
+            match &state.pinned {
+                Some(a) => a.clone(),
+                None => match host_input::PinnedAllocator::new(state.settings.device_id) {
+                    Ok(a) => {
+                        state.pinned = Some(a.clone());
+                        a
+                    }
+                    Err(e) => {
+                        gst::warning!(CAT, imp = self, "no pinned buffer pool: {e}");
+                        return;
+                    }
+                },
+            }
+        };
+        match host_input::propose_pinned(&allocator, query) {
+            Ok(true) => gst::debug!(CAT, obj = pad, "offered a pool of pinned buffers"),
+            Ok(false) => {}
+            Err(e) => gst::warning!(CAT, obj = pad, "no pinned buffer pool: {e}"),
+        }
+    }
+}
+
 impl AggregatorImpl for VmafGpu {
     fn start(&self) -> Result<(), gst::ErrorMessage> {
         let settings = self.settings.lock().unwrap().clone();
@@ -982,6 +1034,7 @@ impl AggregatorImpl for VmafGpu {
         }
         let backend_name = scorer.backend_name().to_string();
         let model_name = scorer.model_name().to_string();
+        let host_planes = scorer.takes_host_planes();
         gst::info!(
             CAT,
             imp = self,
@@ -1016,6 +1069,9 @@ impl AggregatorImpl for VmafGpu {
             window: Span::default(),
             report_frames: Vec::new(),
             scoring_ended: false,
+            host_planes,
+            #[cfg(feature = "cuda")]
+            pinned: None,
             eos_done: false,
             started: None,
             scored_frames_time: None,
@@ -1233,6 +1289,19 @@ impl AggregatorImpl for VmafGpu {
             }
             _ => self.parent_sink_event(pad, event),
         }
+    }
+
+    /// With CUDA, offer upstream a pool of pinned buffers (see `host_input::propose_pinned`):
+    /// frames a decoder writes into them are uploaded by DMA with no host copy.
+    fn propose_allocation(
+        &self,
+        pad: &gst_base::AggregatorPad,
+        decide_query: Option<&gst::query::Allocation>,
+        query: &mut gst::query::Allocation,
+    ) -> Result<(), gst::LoggableError> {
+        #[cfg(feature = "cuda")]
+        self.propose_pinned(pad, query);
+        self.parent_propose_allocation(pad, decide_query, query)
     }
 
     fn sink_query(&self, pad: &gst_base::AggregatorPad, query: &mut gst::QueryRef) -> bool {

@@ -1,0 +1,160 @@
+//! The element's zero-copy input: the luma plane of a mapped buffer handed to the engine where
+//! it is ([`host_luma`]), and, with CUDA, a pool of pinned buffers offered upstream in the
+//! ALLOCATION query ([`propose_pinned`]) so that a decoder writes its frames straight into
+//! memory the GPU copies from by DMA.
+
+use std::sync::Arc;
+
+use gst_video::prelude::*;
+
+use super::input::InputFormat;
+use crate::backend::{HostBytes, HostPlane};
+
+/// A readable mapping of a buffer (it holds a reference to the buffer): the luma bytes stay
+/// valid and unchanged while it lives.
+struct LumaFrame(gst_video::VideoFrame<gst_video::video_frame::Readable>);
+
+// SAFETY: plane_data(0) is computed from the mapping's fixed pointer and the frame's fixed
+// info: the same slice on every call. The mapping lives as long as the value, and a buffer
+// that has been pushed (we hold a reference) is not written by its producer until released.
+unsafe impl HostBytes for LumaFrame {
+    fn host_bytes(&self) -> &[u8] {
+        self.0.plane_data(0).unwrap_or(&[])
+    }
+}
+
+/// The luma plane of `buffer` (caps `info`) as a host plane that keeps the buffer mapped, or
+/// `None` where the engine must get a copy instead (MSB-aligned formats such as P010, whose
+/// samples are shifted on the way; a buffer that cannot be mapped; a negative stride).
+pub fn host_luma(buffer: &gst::Buffer, info: &gst_video::VideoInfo) -> Option<HostPlane> {
+    let format = InputFormat::of(info.format())?;
+    if format.shift != 0 {
+        return None;
+    }
+    let frame = gst_video::VideoFrame::from_buffer_readable(buffer.clone(), info).ok()?;
+    let stride = usize::try_from(*frame.plane_stride().first()?).ok()?;
+    let (w, h) = (frame.width() as usize, frame.height() as usize);
+    let owner: Arc<dyn HostBytes> = Arc::new(LumaFrame(frame));
+    HostPlane::new(owner, 0, stride, w, h, format.bpc).ok()
+}
+
+#[cfg(feature = "cuda")]
+pub use pinned::{PinnedAllocator, propose_pinned};
+
+#[cfg(feature = "cuda")]
+mod pinned {
+    use gst::glib;
+    use gst::prelude::*;
+    use gst::subclass::prelude::*;
+
+    use super::InputFormat;
+    use crate::backend::cuda::pinned::PinnedHost;
+
+    /// Buffers the pool keeps ready (the element holds a few frames: pairing, frames in flight
+    /// on the GPU, the previous reference for motion). The pool grows beyond this on demand
+    /// (no maximum), so upstream never waits for the element.
+    const MIN_BUFFERS: u32 = 8;
+
+    mod imp {
+        use std::sync::OnceLock;
+
+        use gst::glib;
+        use gst::glib::translate::IntoGlibPtr;
+        use gst::subclass::prelude::*;
+
+        use crate::backend::cuda::pinned::PinnedHost;
+
+        #[derive(Default)]
+        pub struct PinnedAllocator {
+            pub host: OnceLock<PinnedHost>,
+        }
+
+        #[glib::object_subclass]
+        impl ObjectSubclass for PinnedAllocator {
+            const NAME: &'static str = "GstVmafGpuPinnedAllocator";
+            type Type = super::PinnedAllocator;
+            type ParentType = gst::Allocator;
+        }
+
+        impl ObjectImpl for PinnedAllocator {}
+        impl GstObjectImpl for PinnedAllocator {}
+
+        // SAFETY: alloc returns a new, owned GstMemory (from_mut_slice) or null on failure.
+        unsafe impl AllocatorImpl for PinnedAllocator {
+            unsafe fn alloc(
+                &self,
+                size: usize,
+                params: &gst::AllocationParams,
+            ) -> *mut gst::ffi::GstMemory {
+                let Some(host) = self.host.get() else {
+                    return std::ptr::null_mut();
+                };
+                let (prefix, padding) = (params.prefix(), params.padding());
+                let Some(total) = size
+                    .checked_add(prefix)
+                    .and_then(|s| s.checked_add(padding))
+                else {
+                    return std::ptr::null_mut();
+                };
+                // Page-aligned, which satisfies any alignment a pool asks for (below 4 KiB).
+                let Ok(buf) = host.alloc(total) else {
+                    return std::ptr::null_mut();
+                };
+                let mut mem = gst::Memory::from_mut_slice(buf);
+                if prefix > 0 || padding > 0 {
+                    if let Some(m) = mem.get_mut() {
+                        m.resize(prefix..prefix + size);
+                    }
+                }
+                // Hands our reference to the caller, as alloc must.
+                mem.into_glib_ptr()
+            }
+        }
+    }
+
+    glib::wrapper! {
+        /// A GStreamer allocator of pinned (page-locked) host memory on one CUDA device.
+        pub struct PinnedAllocator(ObjectSubclass<imp::PinnedAllocator>)
+            @extends gst::Allocator, gst::Object;
+    }
+
+    impl PinnedAllocator {
+        /// Fails where CUDA is unusable (no driver, no such device).
+        pub fn new(device_id: u32) -> crate::Result<PinnedAllocator> {
+            let host = PinnedHost::open(device_id)?;
+            let a: PinnedAllocator = glib::Object::new();
+            let _ = a.imp().host.set(host);
+            Ok(a)
+        }
+    }
+
+    /// Answer an ALLOCATION query: a video buffer pool whose memory is `allocator`'s (pinned),
+    /// with video meta (custom strides), and the allocator itself for producers that keep their
+    /// own pool. Nothing is offered for formats the engine must copy anyway (P010).
+    pub fn propose_pinned(
+        allocator: &PinnedAllocator,
+        query: &mut gst::query::Allocation,
+    ) -> Result<bool, String> {
+        let (caps, need_pool) = query.get_owned();
+        let Some(caps) = caps else {
+            return Ok(false);
+        };
+        let info = gst_video::VideoInfo::from_caps(&caps).map_err(|e| e.to_string())?;
+        if InputFormat::of(info.format()).is_none_or(|f| f.shift != 0) {
+            return Ok(false);
+        }
+        let size = u32::try_from(info.size()).map_err(|e| e.to_string())?;
+        if need_pool {
+            let pool = gst_video::VideoBufferPool::new();
+            let mut config = pool.config();
+            config.set_params(Some(&caps), size, MIN_BUFFERS, 0);
+            config.set_allocator(Some(allocator), None);
+            config.add_option(gst_video::BUFFER_POOL_OPTION_VIDEO_META);
+            pool.set_config(config).map_err(|e| e.to_string())?;
+            query.add_allocation_pool(Some(&pool), size, MIN_BUFFERS, 0);
+        }
+        query.add_allocation_param(Some(allocator), gst::AllocationParams::default());
+        query.add_allocation_meta::<gst_video::VideoMeta>(None);
+        Ok(true)
+    }
+}
