@@ -307,3 +307,59 @@ fn golden_pairs_through_cuda_equal_libvmaf() {
         "",
     );
 }
+
+/// The companion metrics through the element with `backend=cuda` (the GPU kernels of
+/// src/backend/cuda/companion.rs): PSNR, SSIM, MS-SSIM and PSNR-HVS `==` libvmaf 3.2.0;
+/// CIEDE2000 within its documented bound (CUDA's pow/sin/cos/exp/atan2 are not glibc's), with
+/// the largest difference printed. Skips without CUDA; fails under VMAFGPU_REQUIRE_GPU=1.
+#[cfg(feature = "cuda")]
+#[test]
+fn golden_companions_through_cuda_equal_libvmaf() {
+    if let Some(why) = gstvmafgpu::backend::cuda::unavailable_reason() {
+        assert!(
+            std::env::var("VMAFGPU_REQUIRE_GPU").as_deref() != Ok("1"),
+            "VMAFGPU_REQUIRE_GPU=1 but CUDA is unusable: {why}"
+        );
+        eprintln!(
+            "golden_companions_through_cuda_equal_libvmaf: skipped, no usable CUDA device: {why}"
+        );
+        return;
+    }
+    let only = std::env::var("VMAFGPU_GOLDEN_PAIRS").ok();
+    let pairs: Vec<_> = common::PAIRS
+        .into_iter()
+        .filter(|p| {
+            only.as_deref()
+                .is_none_or(|o| o.split(',').any(|n| n == p.name))
+        })
+        .collect();
+    assert!(!pairs.is_empty(), "VMAFGPU_GOLDEN_PAIRS selects no pair");
+    for pair in pairs {
+        let exact = if pair.name == "carphone" {
+            "psnr=true ssim=true psnr-hvs=true"
+        } else {
+            "psnr=true ssim=true ms-ssim=true psnr-hvs=true"
+        };
+        let m = golden_run(pair, None, &format!("{exact} backend=cuda"), "");
+        assert_eq!(m.pooled[0].backend, "cuda");
+        // CIEDE2000: bounded, not equal (see the doc comment).
+        let m = run(&pipeline(&pair, "ciede=true backend=cuda", ""));
+        let golden = pair.golden(None);
+        let mut worst = 0f64;
+        for (i, f) in m.frames.iter().enumerate() {
+            let got = f.get("ciede2000").expect("ciede2000");
+            let want = golden.frame(i, "ciede2000").unwrap();
+            worst = worst.max((got - want).abs());
+        }
+        eprintln!(
+            "{}: CIEDE2000 through CUDA, largest |difference| from libvmaf over {} frames: {worst:e}",
+            pair.name,
+            m.frames.len()
+        );
+        assert!(
+            worst <= 1e-4,
+            "{}: CIEDE2000 differs by {worst:e}",
+            pair.name
+        );
+    }
+}

@@ -558,6 +558,8 @@ struct Worker {
     kernel_times: Vec<(&'static str, f64)>,
     /// Host time since the last time_kernels call: frames, staging, enqueueing, waiting (s).
     host: (u64, f64, f64, f64),
+    /// The companion metrics' kernels, set up by the first job that asks for one.
+    companion: Option<companion::CompanionGpu>,
 }
 
 impl Worker {
@@ -616,6 +618,7 @@ impl Worker {
             kernel_times: Vec::new(),
             host: (0, 0.0, 0.0, 0.0),
             stage: StagePool::new(stage_threads() - 1),
+            companion: None,
         })
     }
 
@@ -915,16 +918,18 @@ impl Worker {
         slot.done
             .record(&slot.stream)
             .map_err(be("cuEventRecord"))?;
-        // The companion metrics on the host, with the CPU reference code, while the kernels
-        // run: the same numbers as the CPU backend.
-        let companions = if job.features {
+        // The companion metrics on their own stream while this frame's VMAF kernels run
+        // (companion.rs: equal to the CPU code, CIEDE2000 within its documented bound).
+        let companions = if job.features && job.companions.any() {
+            if self.companion.is_none() {
+                self.companion = Some(companion::CompanionGpu::new(&self.ctx)?);
+            }
+            let gpu = self.companion.as_mut().expect("set just above");
             match host {
-                // Host planes with companion metrics (the engine does not send these): the CPU
-                // code reads compact planes.
-                Some(x) if job.companions.any() => {
-                    crate::backend::compute_companions_cpu(&x.materialize(job.clone()))?
-                }
-                _ => crate::backend::compute_companions_cpu(job)?,
+                // Host planes with companion metrics (the engine does not send these): the
+                // kernels read compact planes.
+                Some(x) => gpu.compute(&x.materialize(job.clone()))?,
+                None => gpu.compute(job)?,
             }
         } else {
             crate::backend::CompanionScores::default()
