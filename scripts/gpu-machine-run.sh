@@ -28,7 +28,7 @@ timeout 300 "$(bin cuda_parity)" 2>&1 || { echo "FAILED: cuda_parity"; fail=1; }
 step "test companion_parity (companion metrics: GPU == CPU, CIEDE2000 bound, 1080p timings)"
 timeout 300 "$(bin companion_parity)" --nocapture 2>&1 | tee "$OUT/companion_parity.log" || { echo "FAILED: companion_parity"; fail=1; }
 step "test element_golden (carphone: all models, conf-interval; backend auto and cuda)"
-VMAFGPU_GOLDEN_PAIRS=carphone timeout 300 "$(bin element_golden)" carphone golden_pairs_through_cuda 2>&1 || { echo "FAILED: element_golden"; fail=1; }
+VMAFGPU_GOLDEN_PAIRS=carphone timeout 300 "$(bin element_golden)" carphone cuda 2>&1 || { echo "FAILED: element_golden"; fail=1; }
 step "test element (harness and pipelines, backend auto = cuda there)"
 timeout 300 "$(bin element)" 2>&1 || { echo "FAILED: element"; fail=1; }
 
