@@ -12,7 +12,10 @@
 //! checkerboard and noise; distorted = blurred + noise) is used instead. A small set of distinct
 //! frames is cycled through, so the cut from the last back to the first adds some motion.
 //!
-//! `--components` also times each feature alone on one frame pair, on one thread.
+//! `--components` also times each feature alone on one frame pair, on one thread: the VMAF
+//! features (VIF, ADM, motion) and the companion metrics (PSNR of Y, Cb and Cr, SSIM, MS-SSIM,
+//! CIEDE2000, PSNR-HVS), the latter on a 4:2:0 pair whose chroma is the 2x2 mean of the luma
+//! (distorted chroma: of the distorted luma, plus a small offset).
 //! `--null-backend` replaces the backend by one that computes nothing (all-zero accumulators,
 //! returned at once): what remains is the engine's own work per frame on the calling thread
 //! (validation and copy of the planes, scores, model, pooling).
@@ -22,8 +25,8 @@ use std::time::Instant;
 
 use gstvmafgpu::backend::{Backend, FrameAccum, FrameJob};
 use gstvmafgpu::engine::{Scorer, ScorerConfig};
-use gstvmafgpu::features::{adm, motion, vif};
-use gstvmafgpu::{Chroma, ChromaFormat, OwnedPlane, Picture, PlaneRef};
+use gstvmafgpu::features::{adm, ciede, motion, ms_ssim, psnr, psnr_hvs, ssim, vif};
+use gstvmafgpu::{Chroma, ChromaFormat, OwnedPlane, Picture, Plane, PlaneRef};
 
 struct Opts {
     threads: usize,
@@ -363,6 +366,73 @@ fn main() {
                 println!(
                     "      one thread, CPU ms per frame: vif {t_vif:.1}, adm {t_adm:.1}, motion {t_motion:.1}, \
                      luma copy+check (ref+dis) {t_copy:.1}"
+                );
+
+                // Companion metrics on a 4:2:0 pair (fewer repetitions: some are slow).
+                let chroma = |p: &OwnedPlane, offset: u16| {
+                    let view = p.view();
+                    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+                    let max = ((1u32 << bpc) - 1) as u16;
+                    let mut c = Vec::with_capacity(cw * ch);
+                    for y in 0..ch {
+                        for x in 0..cw {
+                            let (x1, y1) = ((2 * x + 1).min(w - 1), (2 * y + 1).min(h - 1));
+                            let s = [(2 * x, 2 * y), (x1, 2 * y), (2 * x, y1), (x1, y1)]
+                                .iter()
+                                .map(|&(xx, yy)| u32::from(view.row(yy)[xx]))
+                                .sum::<u32>();
+                            c.push((((s + 2) / 4) as u16).saturating_add(offset).min(max));
+                        }
+                    }
+                    (c, cw, ch)
+                };
+                let (rc, cw, ch) = chroma(&rp, 0);
+                let (dc, _, _) = chroma(&dp, 3);
+                let rpl = [
+                    rp.view(),
+                    Plane::from_slice(&rc, cw, ch, bpc),
+                    Plane::from_slice(&rc, cw, ch, bpc),
+                ];
+                let dpl = [
+                    dp.view(),
+                    Plane::from_slice(&dc, cw, ch, bpc),
+                    Plane::from_slice(&dc, cw, ch, bpc),
+                ];
+                let time_few = |f: &mut dyn FnMut()| {
+                    f();
+                    let t = cpu_secs(true);
+                    let n = 3;
+                    for _ in 0..n {
+                        f();
+                    }
+                    (cpu_secs(true) - t) * 1000.0 / n as f64
+                };
+                let t_psnr = time_few(&mut || {
+                    std::hint::black_box(psnr::psnr(&rpl, &dpl).expect("psnr"));
+                });
+                let t_ssim = time_few(&mut || {
+                    std::hint::black_box(ssim::ssim(rpl[0], dpl[0]).expect("ssim"));
+                });
+                let t_ms_ssim = time_few(&mut || {
+                    std::hint::black_box(ms_ssim::ms_ssim(rpl[0], dpl[0]).expect("ms_ssim"));
+                });
+                let t_ciede = time_few(&mut || {
+                    std::hint::black_box(ciede::ciede(&rpl, &dpl).expect("ciede"));
+                });
+                let t_hvs = if bpc <= 12 {
+                    format!(
+                        "{:.1}",
+                        time_few(&mut || {
+                            std::hint::black_box(psnr_hvs::psnr_hvs(&rpl, &dpl).expect("psnr_hvs"));
+                        })
+                    )
+                } else {
+                    "n/a (above 12 bits)".to_string()
+                };
+                println!(
+                    "      one thread, CPU ms per frame (4:2:0): psnr (y, cb, cr) {t_psnr:.1}, \
+                     float_ssim {t_ssim:.1}, float_ms_ssim {t_ms_ssim:.1}, ciede2000 {t_ciede:.1}, \
+                     psnr_hvs {t_hvs}"
                 );
             }
         }
