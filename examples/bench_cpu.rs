@@ -139,7 +139,7 @@ fn pattern(w: usize, h: usize, t: usize, rng: &mut Rng) -> (Vec<u16>, Vec<u16>) 
     for y in 0..h {
         for x in 0..w {
             let g = ((x + 3 * t) * 255 / w + (y + t) * 128 / h) % 256;
-            let c = if ((x + 2 * t) / 16 + y / 16) % 2 == 0 {
+            let c = if ((x + 2 * t) / 16 + y / 16).is_multiple_of(2) {
                 40
             } else {
                 0
