@@ -793,7 +793,7 @@ impl Scorer {
             copy_pair(reference, r, distorted, d)
         };
         let index = self.clip.next_index;
-        let features = index % self.subsample() == 0;
+        let features = index.is_multiple_of(self.subsample());
         let companions = self.cfg.companions;
         let chroma = match copied {
             Ok(()) if features && companions.needs_chroma() => {
@@ -928,7 +928,7 @@ impl Scorer {
             }
         };
         let index = self.clip.next_index;
-        let features = index % self.subsample() == 0;
+        let features = index.is_multiple_of(self.subsample());
         let distance = self.plan.motion.frame_distance() as usize;
         let (prev_ref, host_prev) =
             if self.plan.uses(Ext::Motion) && self.clip.refs.len() >= distance {
@@ -1058,7 +1058,7 @@ impl Scorer {
             return Ok(false);
         };
         self.clip.in_flight -= 1;
-        let features = index % self.subsample() == 0;
+        let features = index.is_multiple_of(self.subsample());
         if !self.plan.uses(Ext::Motion) {
             // No look-ahead: the frame is final now.
             if features {

@@ -979,14 +979,19 @@ impl VmafGpu {
 
 impl VmafGpu {
     #[cfg(feature = "cuda")]
-    fn propose_pinned(&self, pad: &gst_base::AggregatorPad, query: &mut gst::query::Allocation) {
+    /// Offer the pinned pool in `query` (with CUDA as the backend); whether it did.
+    fn propose_pinned(
+        &self,
+        pad: &gst_base::AggregatorPad,
+        query: &mut gst::query::Allocation,
+    ) -> bool {
         let allocator = {
             let mut guard = self.state.lock().unwrap();
             let Some(state) = guard.as_mut() else {
-                return;
+                return false;
             };
             if !state.host_planes {
-                return;
+                return false;
             }
             match &state.pinned {
                 Some(a) => a.clone(),
@@ -997,15 +1002,21 @@ impl VmafGpu {
                     }
                     Err(e) => {
                         gst::warning!(CAT, imp = self, "no pinned buffer pool: {e}");
-                        return;
+                        return false;
                     }
                 },
             }
         };
         match host_input::propose_pinned(&allocator, query) {
-            Ok(true) => gst::debug!(CAT, obj = pad, "offered a pool of pinned buffers"),
-            Ok(false) => {}
-            Err(e) => gst::warning!(CAT, obj = pad, "no pinned buffer pool: {e}"),
+            Ok(true) => {
+                gst::debug!(CAT, obj = pad, "offered a pool of pinned buffers");
+                true
+            }
+            Ok(false) => false,
+            Err(e) => {
+                gst::warning!(CAT, obj = pad, "no pinned buffer pool: {e}");
+                false
+            }
         }
     }
 }
@@ -1347,6 +1358,16 @@ impl AggregatorImpl for VmafGpu {
                 let ok = q.caps().is_subset(&pad.pad_template_caps());
                 q.set_result(ok);
                 true
+            }
+            // The distorted frames pass through: downstream's pool first; where downstream
+            // offers none, pinned buffers for the GPU (as on ref_sink).
+            #[cfg(feature = "cuda")]
+            QueryViewMut::Allocation(q) if !is_ref => {
+                let answered = self.obj().src_pad().peer_query(q);
+                if q.allocation_pools().len() == 0 {
+                    return self.propose_pinned(pad, q) || answered;
+                }
+                answered
             }
             QueryViewMut::Allocation(_)
             | QueryViewMut::Position(_)
