@@ -41,6 +41,9 @@ VMAFGPU_PARITY_QUICK=1 timeout 240 compute-sanitizer --tool racecheck --error-ex
 step "bench_gpu (backend and engine)"
 timeout 200 .gstbundle/bin/bench_gpu 1920x1080:8:3000 3840x2160:10:600 2>&1 || fail=1
 
+# The zero-copy input path: its GPU test and bench_element (pinned pool / pageable, cuda and cpu).
+[ "${SKIP_HOST_PLANES:-0}" = 1 ] || OUT="$OUT" scripts/gpu-host-planes-run.sh || fail=1
+
 # Full pipelines from files in the page cache: filesrc ! rawvideoparse ! vmafgpu ! fakesink.
 gen() { # w h bytes_per_sample frames distinct path seed
   python3 - "$@" <<'PY'
