@@ -1347,3 +1347,57 @@ impl Drop for CudaBackend {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::HostBytes;
+
+    /// Host planes copied into staging on the stage threads: every row compacted, in order,
+    /// whatever the split (small planes on the caller alone, large ones over the pool), 8- and
+    /// 16-bit rows, odd strides.
+    #[test]
+    fn stage_pool_copies_host_plane_rows() {
+        let pool = StagePool::new(3);
+        for &(w, h, bpc, pad) in &[
+            (33usize, 33usize, 8u8, 0usize),
+            (67, 45, 10, 7),
+            (1920, 1080, 8, 64),
+            (3840, 2160, 10, 3),
+            (4001, 99, 12, 1),
+        ] {
+            let bps = if bpc > 8 { 2 } else { 1 };
+            let stride = w * bps + pad;
+            let len = stride * h + 5;
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
+            let owner: Arc<dyn HostBytes> = Arc::new(bytes.clone());
+            let p = HostPlane::new(owner, 5, stride, w, h, bpc).unwrap();
+            let mut dst = vec![0xEEu8; w * bps * h + 16];
+            pool.copy_rows(&p, &mut dst);
+            let row = w * bps;
+            for y in 0..h {
+                let s = 5 + y * stride;
+                assert_eq!(
+                    &dst[y * row..(y + 1) * row],
+                    &bytes[s..s + row],
+                    "{w}x{h}@{bpc} row {y}"
+                );
+            }
+            assert!(
+                dst[row * h..].iter().all(|&b| b == 0xEE),
+                "{w}x{h}: wrote past the plane"
+            );
+        }
+    }
+
+    #[test]
+    fn ref_ids_match_only_the_same_plane() {
+        let a = Arc::new(OwnedPlane::default());
+        let b = Arc::new(OwnedPlane::default());
+        assert!(RefId::Owned(a.clone()).same(&RefId::Owned(a.clone())));
+        assert!(!RefId::Owned(a.clone()).same(&RefId::Owned(b)));
+        assert!(RefId::Host(3).same(&RefId::Host(3)));
+        assert!(!RefId::Host(3).same(&RefId::Host(4)));
+        assert!(!RefId::Host(3).same(&RefId::Owned(a)));
+    }
+}
