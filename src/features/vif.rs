@@ -305,6 +305,12 @@ struct Scratch {
     #[cfg(target_arch = "x86_64")]
     ring: Vec<i16>,
     #[cfg(target_arch = "x86_64")]
+    pairs: Vec<i16>,
+    #[cfg(target_arch = "x86_64")]
+    vs: Vec<i32>,
+    #[cfg(target_arch = "x86_64")]
+    hs: [Vec<i32>; 8],
+    #[cfg(target_arch = "x86_64")]
     vh: [Vec<i16>; 8],
 }
 
@@ -320,6 +326,12 @@ impl Scratch {
             prod: vec![0.0; w],
             #[cfg(target_arch = "x86_64")]
             ring: Vec::new(),
+            #[cfg(target_arch = "x86_64")]
+            pairs: Vec::new(),
+            #[cfg(target_arch = "x86_64")]
+            vs: Vec::new(),
+            #[cfg(target_arch = "x86_64")]
+            hs: Default::default(),
             #[cfg(target_arch = "x86_64")]
             vh: Default::default(),
         }
@@ -856,9 +868,8 @@ mod avx2 {
         p
     }
 
-    /// The vertical rows of one block: `(even half, odd half)` sums `S'` of one quantity over the
-    /// rows `rows` (in `ring` at `q`), in the interleaved lane order.
-    ///
+    /// The vertical sums `S'` of one quantity over the rows `rows` (in `ring` at `q`) for one
+    /// block, as (low, high) interleave halves.
     #[target_feature(enable = "avx2")]
     fn vpass<const FW: usize>(
         ring: &[i16],
@@ -883,26 +894,55 @@ mod avx2 {
         (lo, hi)
     }
 
-    /// The horizontal sums `S` (no longer offset) of the even and odd output columns `j0 ..
-    /// j0 + 16` of a padded row.
-    ///
+    /// [`vpass`] for a row whose filter window is inside the image: the tap pairs `(k, k + 1)`
+    /// come pre-interleaved from `pairs` (`pair[t]`: the offset of the pair rows of tap `2t`, at
+    /// block `b`), the last tap alone from `ring` (`last`: its row).
     #[target_feature(enable = "avx2")]
-    fn hpass<const FW: usize>(row: &[i16], j0: usize, cp: &[__m256i; 9]) -> (__m256i, __m256i) {
-        let base = PAD + j0 - FW / 2;
+    fn vpass_pairs<const FW: usize>(
+        pairs: &[i16],
+        pair: &[usize; 8],
+        ring: &[i16],
+        last: usize,
+        j: usize,
+        cp: &[__m256i; 9],
+    ) -> (__m256i, __m256i) {
+        let half = FW / 2;
+        // SAFETY (loads): AVX2 is enabled in this function.
+        let x = unsafe { ld(ring, last + j) };
+        let mut lo = _mm256_madd_epi16(_mm256_unpacklo_epi16(x, x), cp[half]);
+        let mut hi = _mm256_madd_epi16(_mm256_unpackhi_epi16(x, x), cp[half]);
+        for t in 0..half {
+            let (a, b) = unsafe { (ld(pairs, pair[t]), ld(pairs, pair[t] + B)) };
+            lo = _mm256_add_epi32(lo, _mm256_madd_epi16(a, cp[t]));
+            hi = _mm256_add_epi32(hi, _mm256_madd_epi16(b, cp[t]));
+        }
+        (lo, hi)
+    }
+
+    /// The horizontal sums `S` (no longer offset) of the even and odd output columns `j0 ..
+    /// j0 + 16` of a padded row, from a pointer `p` to its column `j0 - half` (no bounds checks).
+    ///
+    /// # Safety
+    /// `p .. p + FW + 16` (`i16`s) must be readable.
+    #[target_feature(enable = "avx2")]
+    unsafe fn hpass_at<const FW: usize>(p: *const i16, cp: &[__m256i; 9]) -> (__m256i, __m256i) {
         let bias = _mm256_set1_epi32(i32::MIN);
         let (mut e, mut o) = (bias, bias);
         for t in 0..FW / 2 + 1 {
-            // SAFETY (both loads): AVX2 is enabled in this function.
-            let x = unsafe { ld(row, base + 2 * t) };
-            let y = unsafe { ld(row, base + 2 * t + 1) };
+            // SAFETY: p + 2t + 1 + 15 <= p + FW + 15 (2t <= FW - 1): readable per the contract.
+            let (x, y) = unsafe {
+                (
+                    _mm256_loadu_si256(p.add(2 * t).cast()),
+                    _mm256_loadu_si256(p.add(2 * t + 1).cast()),
+                )
+            };
             e = _mm256_add_epi32(e, _mm256_madd_epi16(x, cp[t]));
             o = _mm256_add_epi32(o, _mm256_madd_epi16(y, cp[t]));
         }
         (e, o)
     }
 
-    /// The even columns of [`hpass`].
-    ///
+    /// The even columns of [`hpass_at`] (bounds-checked).
     #[target_feature(enable = "avx2")]
     fn hpass_even<const FW: usize>(row: &[i16], j0: usize, cp: &[__m256i; 9]) -> __m256i {
         let base = PAD + j0 - FW / 2;
@@ -1236,6 +1276,16 @@ mod avx2 {
         let nq = if eight { 5 } else { 8 };
         let rowlen = nq * w;
         s.ring.resize(FW * rowlen, 0);
+        // Interleaved pairs of consecutive rows (y, y + 1), per quantity and block of 16
+        // columns: the vpunpck{l,h}wd of the two rows, 32 values.
+        let nb = w.div_ceil(B);
+        let block = |b: usize| (B * b).min(w - B);
+        let prowlen = nq * nb * 2 * B;
+        s.pairs.resize(FW * prowlen, 0);
+        s.vs.resize(nq * nb * B, 0);
+        for hs in &mut s.hs {
+            hs.resize(w, 0);
+        }
         for vh in &mut s.vh {
             vh.resize(w + 2 * PAD + 2 * B, 0);
         }
@@ -1255,18 +1305,68 @@ mod avx2 {
                     w,
                     &mut s.ring[slot..slot + rowlen],
                 );
+                if next > 0 {
+                    let (r0, r1) = (((next - 1) % FW) * rowlen, slot);
+                    let p0 = ((next - 1) % FW) * prowlen;
+                    for q in 0..nq {
+                        for b in 0..nb {
+                            let j = block(b);
+                            // SAFETY (loads, stores): AVX2 is enabled in this function.
+                            let (x, y) = unsafe {
+                                (ld(&s.ring, r0 + q * w + j), ld(&s.ring, r1 + q * w + j))
+                            };
+                            let o = p0 + (q * nb + b) * 2 * B;
+                            unsafe {
+                                st(&mut s.pairs, o, _mm256_unpacklo_epi16(x, y));
+                                st(&mut s.pairs, o + B, _mm256_unpackhi_epi16(x, y));
+                            }
+                        }
+                    }
+                }
                 next += 1;
             }
+            // Inside the image, the window's tap pairs are pairs of consecutive rows.
+            let inner = i >= half && i + half < h;
+            let pair_rows: [usize; 8] =
+                std::array::from_fn(|t| ((i + 2 * t).wrapping_sub(half) % FW) * prowlen);
+            let last = ((i + half) % FW) * rowlen;
             let rows: [usize; FW] = std::array::from_fn(|k| {
                 (super::mirror(i as isize - half as isize + k as isize, h) % FW) * rowlen
             });
-            // Vertical pass into s.vh: mu1, mu2, xx (hi, lo), yy (hi, lo), xy (hi, lo).
-            let mut j = 0;
-            loop {
-                // SAFETY (st below): AVX2 is enabled in this function.
+            // Vertical pass. First the sums `S` of every quantity and block into s.vs (per block
+            // 16 lanes: the low then the high interleave half), one quantity at a time.
+            for q in 0..nq {
+                for b in 0..nb {
+                    let j = block(b);
+                    let (lo, hi) = if inner {
+                        let o = (q * nb + b) * 2 * B;
+                        vpass_pairs::<FW>(
+                            &s.pairs,
+                            &pair_rows.map(|p| p + o),
+                            &s.ring,
+                            last + q * w,
+                            j,
+                            &cp,
+                        )
+                    } else {
+                        vpass(&s.ring, &rows, q * w, j, &cp)
+                    };
+                    let o = (q * nb + b) * B;
+                    // SAFETY (stores): AVX2 is enabled in this function.
+                    unsafe {
+                        st32(&mut s.vs, o, _mm256_add_epi32(lo, bias));
+                        st32(&mut s.vs, o + 8, _mm256_add_epi32(hi, bias));
+                    }
+                }
+            }
+            // Then the rounding of each statistic, into s.vh: mu1, mu2, xx (hi, lo), yy (hi, lo),
+            // xy (hi, lo), as offset i16 in column order.
+            for b in 0..nb {
+                let j = block(b);
+                // SAFETY (loads, stores): AVX2 is enabled in this function.
                 let sum = |q: usize| {
-                    let (lo, hi) = vpass(&s.ring, &rows, q * w, j, &cp);
-                    (_mm256_add_epi32(lo, bias), _mm256_add_epi32(hi, bias))
+                    let o = (q * nb + b) * B;
+                    unsafe { (ld32(&s.vs, o), ld32(&s.vs, o + 8)) }
                 };
                 let mut out = [_mm256_setzero_si256(); 8];
                 match v {
@@ -1328,40 +1428,46 @@ mod avx2 {
                 for (vh, &o) in s.vh.iter_mut().zip(&out) {
                     unsafe { st(vh, PAD + j, o) };
                 }
-                if j + B == w {
-                    break;
-                }
-                j = (j + B).min(w - B);
             }
             for vh in &mut s.vh {
                 pad(vh, w, half);
             }
-            // Horizontal pass and sigmas, 16 columns at a time (even columns, then odd).
+            // Horizontal pass, one quantity at a time, 16 columns a step (even columns, then
+            // odd) into s.hs.
             let full = w / B * B;
+            for (vh, hs) in s.vh.iter().zip(s.hs.iter_mut()) {
+                // Every load of hpass_at below ends at or before PAD + full + half + B + 1.
+                let row = &vh[..PAD + full + half + B + 1];
+                for j0 in (0..full).step_by(B) {
+                    // SAFETY: the loads of hpass_at read row[j0 + PAD - half ..= j0 + PAD +
+                    // half + B], inside `row` (j0 + B <= full); AVX2 is enabled here.
+                    let (e, o) = unsafe { hpass_at::<FW>(row.as_ptr().add(PAD + j0 - half), &cp) };
+                    unsafe {
+                        st32(hs, j0, e);
+                        st32(hs, j0 + 8, o);
+                    }
+                }
+            }
+            // Sigmas, 8 pixels a step.
             let r15 = _mm256_set1_epi32(32768);
             let zero = _mm256_setzero_si256();
             let filt = |h: __m256i, l: __m256i| {
                 _mm256_add_epi32(h, _mm256_srli_epi32(_mm256_add_epi32(l, r15), 16))
             };
-            for j0 in (0..full).step_by(B) {
-                // SAFETY (st32 below): AVX2 is enabled in this function.
-                let x: [(__m256i, __m256i); 8] =
-                    std::array::from_fn(|a| hpass::<FW>(&s.vh[a], j0, &cp));
-                for (half_idx, sel) in [(0, 0), (8, 1)] {
-                    let g = |a: usize| if sel == 0 { x[a].0 } else { x[a].1 };
-                    let (mu1, mu2) = (g(0), g(1));
-                    let mu1_sq = mul_hi_round(mu1, mu1);
-                    let mu2_sq = mul_hi_round(mu2, mu2);
-                    let mu1_mu2 = mul_hi_round(mu1, mu2);
-                    let s1 = _mm256_sub_epi32(filt(g(2), g(3)), mu1_sq);
-                    let s2 = _mm256_max_epi32(_mm256_sub_epi32(filt(g(4), g(5)), mu2_sq), zero);
-                    let s12 = _mm256_sub_epi32(filt(g(6), g(7)), mu1_mu2);
-                    let o = j0 + half_idx;
-                    unsafe {
-                        st32(&mut s.s1, o, s1);
-                        st32(&mut s.s2, o, s2);
-                        st32(&mut s.s12, o, s12);
-                    }
+            for o in (0..full).step_by(8) {
+                // SAFETY (loads, stores): AVX2 is enabled in this function.
+                let g = |a: usize| unsafe { ld32(&s.hs[a], o) };
+                let (mu1, mu2) = (g(0), g(1));
+                let mu1_sq = mul_hi_round(mu1, mu1);
+                let mu2_sq = mul_hi_round(mu2, mu2);
+                let mu1_mu2 = mul_hi_round(mu1, mu2);
+                let s1 = _mm256_sub_epi32(filt(g(2), g(3)), mu1_sq);
+                let s2 = _mm256_max_epi32(_mm256_sub_epi32(filt(g(4), g(5)), mu2_sq), zero);
+                let s12 = _mm256_sub_epi32(filt(g(6), g(7)), mu1_mu2);
+                unsafe {
+                    st32(&mut s.s1, o, s1);
+                    st32(&mut s.s2, o, s2);
+                    st32(&mut s.s12, o, s12);
                 }
             }
             for j in full..w {
