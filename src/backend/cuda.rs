@@ -750,14 +750,13 @@ impl Worker {
                 d.data.len()
             )));
         }
-        if let Some(p) = &job.prev_ref {
-            if (p.width, p.height, p.bpc) != (w, h, bpc)
-                || !fits(p, host.and_then(|x| x.prev_ref.as_ref()))
-            {
-                return Err(Error::Geometry(
-                    "CUDA backend: previous reference differs in geometry".into(),
-                ));
-            }
+        if let Some(p) = &job.prev_ref
+            && ((p.width, p.height, p.bpc) != (w, h, bpc)
+                || !fits(p, host.and_then(|x| x.prev_ref.as_ref())))
+        {
+            return Err(Error::Geometry(
+                "CUDA backend: previous reference differs in geometry".into(),
+            ));
         }
         let key = GeomKey::of(r, &job.vif, &job.adm);
         if self.key != Some(key) {

@@ -101,10 +101,10 @@ mod pinned {
                     return std::ptr::null_mut();
                 };
                 let mut mem = gst::Memory::from_mut_slice(buf);
-                if prefix > 0 || padding > 0 {
-                    if let Some(m) = mem.get_mut() {
-                        m.resize(prefix..prefix + size);
-                    }
+                if (prefix > 0 || padding > 0)
+                    && let Some(m) = mem.get_mut()
+                {
+                    m.resize(prefix..prefix + size);
                 }
                 // Hands our reference to the caller, as alloc must.
                 mem.into_glib_ptr()

@@ -1318,6 +1318,15 @@ impl AggregatorImpl for VmafGpu {
     fn sink_query(&self, pad: &gst_base::AggregatorPad, query: &mut gst::QueryRef) -> bool {
         use gst::QueryViewMut;
         let is_ref = self.is_ref(pad);
+        // Pinned buffers for the GPU, answered here: the aggregator's default refuses ALLOCATION
+        // until its src pad is negotiated (after the first frames), and a decoder asks before
+        // its first frame.
+        #[cfg(feature = "cuda")]
+        if let (true, QueryViewMut::Allocation(q)) = (is_ref, query.view_mut())
+            && self.propose_pinned(pad, q)
+        {
+            return true;
+        }
         match query.view_mut() {
             QueryViewMut::Caps(q) => {
                 let templ = pad.pad_template_caps();
