@@ -905,8 +905,7 @@ impl Scorer {
                 )));
             }
         }
-        ref_luma.check_range("luma")?;
-        dist_luma.check_range("luma")?;
+        crate::backend::host::check_ranges(&[(&ref_luma, "luma"), (&dist_luma, "luma")])?;
 
         // Accepted: from here on the frame belongs to the clip.
         let shape = match &self.shape {
