@@ -11,6 +11,12 @@
 //!   worker copies frame n+1 into pinned memory and queues its upload; results come back
 //!   asynchronously (a 424-byte readback per frame) and are returned in submission order.
 //! - 8-bit content is uploaded as 8-bit samples.
+//! - Host planes ([`Backend::submit_host`], the engine's zero-copy route): a plane in pinned
+//!   memory (the element's pool, [`pinned`]) is uploaded straight from the caller's buffer with
+//!   one cuMemcpy2DAsync (its stride as the source pitch) and kept alive until the slot's upload
+//!   event; a plane in pageable memory is row-copied into the slot's staging on the stage
+//!   threads (no sample conversion), then uploaded. VMAFGPU_DIRECT_UPLOAD=0 stages pinned
+//!   planes too (for measurements).
 //! - Motion reads the previous frame's reference where it already is on the GPU (the previous
 //!   slot), so each reference is uploaded once.
 
