@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use gstvmafgpu::backend::{Backend, FrameAccum, FrameJob};
 use gstvmafgpu::engine::{Scorer, ScorerConfig};
+use gstvmafgpu::features::isa::Isa;
 use gstvmafgpu::features::{adm, ciede, motion, ms_ssim, psnr, psnr_hvs, ssim, vif};
 use gstvmafgpu::{Chroma, ChromaFormat, OwnedPlane, Picture, Plane, PlaneRef};
 
@@ -368,6 +369,33 @@ fn main() {
                      luma copy+check (ref+dis) {t_copy:.1}"
                 );
 
+                // Each build of the VMAF feature kernels (features::isa), best of 5 rounds of 2
+                // (the minimum is the figure least disturbed by other load on the machine).
+                for isa in Isa::all_supported() {
+                    let best = |f: &mut dyn FnMut()| {
+                        f();
+                        (0..5)
+                            .map(|_| {
+                                let t = Instant::now();
+                                f();
+                                f();
+                                t.elapsed().as_secs_f64() * 500.0
+                            })
+                            .fold(f64::INFINITY, f64::min)
+                    };
+                    let tv = best(&mut || {
+                        std::hint::black_box(vif::compute_with(rp.view(), dp.view(), &vp, isa));
+                    });
+                    let ta = best(&mut || {
+                        std::hint::black_box(adm::compute_with(rp.view(), dp.view(), &ap, isa));
+                    });
+                    let tm = best(&mut || {
+                        std::hint::black_box(motion::sad_with(rp.view(), rp1.view(), isa));
+                    });
+                    println!(
+                        "      one thread, {isa:?} build, best wall ms per frame: vif {tv:.1}, adm {ta:.1}, motion {tm:.1}"
+                    );
+                }
                 // Companion metrics on a 4:2:0 pair (fewer repetitions: some are slow).
                 let chroma = |p: &OwnedPlane, offset: u16| {
                     let view = p.view();
