@@ -19,8 +19,9 @@
 //! - memory=pageable: plain buffers (Rust `Vec`s).
 //!
 //! Throughput: frames pushed as fast as the element takes them; frames/s from the first push to
-//! the last per-frame message (and in steady state, from the 10th message on). Latency: frames
-//! pushed at `--rate` frames/s (default 60, as a live source); per frame, the time from pushing
+//! the last per-frame message (and in steady state, from the 10th message on). Latency: live
+//! appsrcs (clock timestamps), frames pushed at `--rate` frames/s (default 60); per frame, the
+//! time from pushing
 //! the pair to its `frame` message on the bus (sync handler). Motion needs the next frame, so a
 //! frame's message can only come after the next pair: the figure that matters is the time from
 //! pushing pair i+1 to the message of frame i ("after next push"), reported beside the total.
@@ -206,6 +207,9 @@ fn run(
     rate: Option<f64>,
 ) -> Result<Run, String> {
     let pipeline = gst::Pipeline::new();
+    // The latency runs are live (as a capture source or a live decoder): the element then
+    // delivers each frame as soon as the next pair is computed.
+    let live = rate.is_some();
     let caps = info.to_caps().map_err(|e| e.to_string())?;
     // appsrc through its properties and action signals (no gstreamer-app dependency).
     let mk = |name: &str| -> Result<gst::Element, String> {
@@ -213,7 +217,11 @@ fn run(
             .name(name)
             .property("caps", &caps)
             .property_from_str("format", "time")
-            .property("is-live", false)
+            .property("is-live", live)
+            // Live: buffers stamped with the clock on arrival; the element may wait this long
+            // for a partner (both come at once here).
+            .property("do-timestamp", live)
+            .property("min-latency", if live { 20_000_000i64 } else { 0 })
             .property("block", true)
             .property("max-buffers", 4u64)
             .build()
@@ -331,7 +339,7 @@ fn run(
         let stamp = |b: &gst::Buffer| {
             // Shallow copy: same memory, own timestamps.
             let mut b = b.copy();
-            {
+            if !live {
                 let bm = b.get_mut().expect("fresh copy");
                 bm.set_pts(frame_dur * i as u64);
                 bm.set_duration(frame_dur);

@@ -796,7 +796,7 @@ impl VmafGpu {
         untimed: bool,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
         let mut out = Output::default();
-        let (ref_info, dist_info, segment_change, host_planes) = {
+        let (ref_info, dist_info, segment_change, host_planes, gpu) = {
             let mut guard = self.state.lock().unwrap();
             let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
             let (Some((_, ri)), Some((_, di))) = (&state.ref_caps, &state.dist_caps) else {
@@ -843,7 +843,13 @@ impl VmafGpu {
                 );
             }
             state.geometry = Some(geometry);
-            (ri, di, change, state.host_planes)
+            (
+                ri,
+                di,
+                change,
+                state.host_planes,
+                state.backend_name != "cpu",
+            )
         };
         if segment_change {
             self.finish_scorer("geometry change", &mut out)?;
@@ -902,6 +908,28 @@ impl VmafGpu {
             );
             gst::FlowError::Error
         })?;
+        // Live, on a GPU: frame n-1 is final once pair n is computed (motion needs the next
+        // frame), about a millisecond after pair n arrived, and this thread has nothing else to
+        // do until the next pair: wait for it, so that its message goes out now instead of with
+        // the next pair (a frame period later). Not on the CPU backend, where waiting would
+        // leave its worker threads one frame at a time.
+        let frames = if gpu && self.obj().latency().is_some() {
+            let mut frames = frames;
+            match self.with_scorer(|s| s.poll(true))? {
+                Ok(more) => frames.extend(more),
+                Err(e) => {
+                    gst::element_imp_error!(
+                        self,
+                        gst::LibraryError::Failed,
+                        ("Cannot score this frame pair: {e}")
+                    );
+                    return Err(gst::FlowError::Error);
+                }
+            }
+            frames
+        } else {
+            frames
+        };
         {
             let mut guard = self.state.lock().unwrap();
             let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
