@@ -82,11 +82,22 @@ unsafe impl HostBytes for RawHostBytes {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+// SAFETY: the only raw pointer (data) points into the owner's bytes, which are immutable and
+// owned by a Send + Sync owner that the plane holds.
+unsafe impl Send for HostPlane {}
+// SAFETY: as above; shared access only reads.
+unsafe impl Sync for HostPlane {}
+
 /// One plane of samples in the caller's memory. Cloning shares the owner (and the identity).
 #[derive(Clone)]
 pub struct HostPlane {
-    owner: Arc<dyn HostBytes>,
-    offset: usize,
+    /// Keeps the bytes alive (and the mapping, for a GStreamer frame).
+    _owner: Arc<dyn HostBytes>,
+    /// The first sample and the bytes up to the last sample of the last row, taken once from
+    /// `owner` (HostBytes promises the same slice on every call): reading a row is then no
+    /// call into the owner (a mapped GStreamer frame computes its plane per call).
+    data: *const u8,
+    span: usize,
     stride: usize,
     width: usize,
     height: usize,
@@ -137,9 +148,12 @@ impl HostPlane {
                  for {width}x{height} at {bpc} bits"
             )));
         }
+        let span = stride * (height - 1) + row;
+        let data = owner.host_bytes()[offset..offset + span].as_ptr();
         Ok(HostPlane {
-            owner,
-            offset,
+            _owner: owner,
+            data,
+            span,
             stride,
             width,
             height,
@@ -183,8 +197,10 @@ impl HostPlane {
 
     /// From the first sample to the last sample of the last row.
     pub fn bytes(&self) -> &[u8] {
-        let all = self.owner.host_bytes();
-        &all[self.offset..self.offset + self.stride * (self.height - 1) + self.row_bytes()]
+        // SAFETY: data..data + span was a subslice of owner.host_bytes() (checked in new), and
+        // HostBytes guarantees that slice stays the same, valid and unchanged while the owner
+        // lives; self holds the owner.
+        unsafe { std::slice::from_raw_parts(self.data, self.span) }
     }
 
     /// The `row_bytes` bytes of row `y`.
