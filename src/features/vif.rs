@@ -1044,9 +1044,11 @@ mod avx2 {
         _mm_sub_epi32(e, _mm_set1_epi32(127 - 8))
     }
 
-    /// `table[idx]` of eight lanes `idx <= 65535`.
+    /// `table[idx & 0xffff]` of eight lanes (the callers' indices are below 2^16 already; the
+    /// mask keeps every read inside the table whatever the lanes hold).
     #[target_feature(enable = "avx2")]
     fn lookup(table: &[u16; 65537], idx: __m256i) -> __m256i {
+        let idx = _mm256_and_si256(idx, _mm256_set1_epi32(0xffff));
         // SAFETY: each lane reads the 4 bytes at `2 * idx <= 131070` of the 131074-byte table
         // (the low 16 bits are entry `idx`); AVX2 is enabled in this function.
         let v = unsafe { _mm256_i32gather_epi32::<2>(table.as_ptr().cast(), idx) };
@@ -1056,6 +1058,7 @@ mod avx2 {
     /// [`lookup`] on four lanes.
     #[target_feature(enable = "avx2")]
     fn lookup4(table: &[u16; 65537], idx: __m128i) -> __m128i {
+        let idx = _mm_and_si128(idx, _mm_set1_epi32(0xffff));
         // SAFETY: as in `lookup`.
         let v = unsafe { _mm_i32gather_epi32::<2>(table.as_ptr().cast(), idx) };
         _mm_and_si128(v, _mm_set1_epi32(0xffff))
