@@ -33,7 +33,7 @@ fn metrics(s: &Spec) -> Vec<&'static str> {
 }
 
 fn ciede_defined(s: &Spec) -> bool {
-    s.format != ChromaFormat::Yuv422 && s.width % 2 == 0 && s.height % 2 == 0
+    s.format != ChromaFormat::Yuv422 && s.width.is_multiple_of(2) && s.height.is_multiple_of(2)
 }
 
 /// The recorded cases. Adding one means regenerating the oracle file (COMPANION.md).
