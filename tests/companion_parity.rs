@@ -98,8 +98,9 @@ impl Report {
             (Ok(mut a), Ok(mut b)) => {
                 match (a.ciede, b.ciede) {
                     (Some(x), Some(y)) => {
-                        let both_nan = x.is_nan() && y.is_nan();
-                        let d = if both_nan { 0.0 } else { (x - y).abs() };
+                        // Equal values (infinities included: identical frames) differ by 0.
+                        let same = x == y || (x.is_nan() && y.is_nan());
+                        let d = if same { 0.0 } else { (x - y).abs() };
                         if d > self.ciede_max || d.is_nan() {
                             self.ciede_max = d;
                         }

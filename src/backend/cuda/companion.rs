@@ -828,6 +828,22 @@ impl Plan {
             let levels = ts.map(|t| self.iqa(rb, t));
             out.ms_ssim = Some(ms_ssim::combine(&levels)?);
         }
+        // The CPU's order (compute_companions_cpu): CIEDE2000 before PSNR-HVS, so that a job
+        // both refuse fails with the same error.
+        if c.ciede {
+            let (rp, dp) = (
+                crate::backend::job_planes(job, false),
+                crate::backend::job_planes(job, true),
+            );
+            ciede::check_planes(&rp, &dp)?;
+            let (de, _) = self.ciede.ok_or_else(|| missing("ciede"))?;
+            let o = de.off - self.readback.off;
+            let mut sum = ciede::DeltaSum::default();
+            for v in rb[o..o + de.bytes].chunks_exact(4) {
+                sum.add(f32::from_le_bytes(v.try_into().expect("4 bytes")));
+            }
+            out.ciede = Some(sum.finish(self.geom.w, self.geom.h));
+        }
         if c.psnr_hvs {
             let (rp, dp) = (
                 crate::backend::job_planes(job, false),
@@ -849,20 +865,6 @@ impl Plan {
                 lin[p] = sum.finish(self.geom.bpc);
             }
             out.psnr_hvs = Some(psnr_hvs::scores(lin));
-        }
-        if c.ciede {
-            let (rp, dp) = (
-                crate::backend::job_planes(job, false),
-                crate::backend::job_planes(job, true),
-            );
-            ciede::check_planes(&rp, &dp)?;
-            let (de, _) = self.ciede.ok_or_else(|| missing("ciede"))?;
-            let o = de.off - self.readback.off;
-            let mut sum = ciede::DeltaSum::default();
-            for v in rb[o..o + de.bytes].chunks_exact(4) {
-                sum.add(f32::from_le_bytes(v.try_into().expect("4 bytes")));
-            }
-            out.ciede = Some(sum.finish(self.geom.w, self.geom.h));
         }
         Ok(out)
     }
@@ -1115,8 +1117,10 @@ impl CompanionGpu {
         }
         let mut out = Vec::new();
         for m in metrics {
-            let start = self.ctx.new_event(None).map_err(be("cuEventCreate"))?;
-            let end = self.ctx.new_event(None).map_err(be("cuEventCreate"))?;
+            // Timing needs events created without CU_EVENT_DISABLE_TIMING (cudarc's default).
+            let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+            let start = self.ctx.new_event(timed).map_err(be("cuEventCreate"))?;
+            let end = self.ctx.new_event(timed).map_err(be("cuEventCreate"))?;
             start.record(&self.stream).map_err(be("cuEventRecord"))?;
             for _ in 0..reps.max(1) {
                 for l in f.plan.launches.iter().filter(|l| l.metric == m) {
