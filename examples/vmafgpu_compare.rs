@@ -222,10 +222,11 @@ fn add_source(
                 .current_caps()
                 .and_then(|c| c.structure(0).map(|s| s.name().starts_with("video/")))
                 .unwrap_or(false);
-            if is_video && !target.is_linked() {
-                if let Err(e) = pad.link(&target) {
-                    eprintln!("{name}: cannot use its video stream: {e:?}");
-                }
+            if is_video
+                && !target.is_linked()
+                && let Err(e) = pad.link(&target)
+            {
+                eprintln!("{name}: cannot use its video stream: {e:?}");
             }
         });
     }
@@ -288,10 +289,10 @@ fn run(o: Options) -> Result<(), String> {
     let probe = std::sync::Mutex::new(probe);
     let entry = dist_entry.clone();
     ref_sink.connect_notify(Some("caps"), move |pad, _| {
-        if pad.current_caps().is_some() {
-            if let Some(id) = probe.lock().unwrap().take() {
-                entry.remove_probe(id);
-            }
+        if pad.current_caps().is_some()
+            && let Some(id) = probe.lock().unwrap().take()
+        {
+            entry.remove_probe(id);
         }
     });
 

@@ -104,13 +104,13 @@ fn hiprtc_compiles_every_kernel() {
             bad.push(format!("{arch}: e_machine {machine}, not EM_AMDGPU (224)"));
         }
         let flags = u32::from_le_bytes(code[48..52].try_into().unwrap());
-        if let Some(m) = amdgpu_mach(arch) {
-            if flags & 0xff != m {
-                bad.push(format!(
-                    "{arch}: EF_AMDGPU_MACH {:#x}, expected {m:#x}",
-                    flags & 0xff
-                ));
-            }
+        if let Some(m) = amdgpu_mach(arch)
+            && flags & 0xff != m
+        {
+            bad.push(format!(
+                "{arch}: EF_AMDGPU_MACH {:#x}, expected {m:#x}",
+                flags & 0xff
+            ));
         }
         for k in hip::plan::Kernel::ALL {
             let kd = format!("{}.kd\0", k.name());

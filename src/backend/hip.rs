@@ -662,12 +662,12 @@ impl Worker {
                 d.data.len()
             )));
         }
-        if let Some(p) = &job.prev_ref {
-            if (p.width, p.height, p.bpc) != (w, h, bpc) || p.data.len() < w * h {
-                return Err(Error::Geometry(
-                    "HIP backend: previous reference differs in geometry".into(),
-                ));
-            }
+        if let Some(p) = &job.prev_ref
+            && ((p.width, p.height, p.bpc) != (w, h, bpc) || p.data.len() < w * h)
+        {
+            return Err(Error::Geometry(
+                "HIP backend: previous reference differs in geometry".into(),
+            ));
         }
         let key = GeomKey::of(r, &job.vif, &job.adm);
         if self.key != Some(key) {

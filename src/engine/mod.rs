@@ -670,21 +670,21 @@ impl Scorer {
             });
         }
         self.validate_companions(r, d, &g)?;
-        if let Some(c) = self.clip.geometry {
-            if c != g {
-                return Err(Error::Mismatch(format!(
-                    "frame {} is {}x{} {:?} at {} bits, but the clip started at {}x{} {:?} at {} bits",
-                    self.clip.next_index,
-                    g.width,
-                    g.height,
-                    g.format,
-                    g.bpc,
-                    c.width,
-                    c.height,
-                    c.format,
-                    c.bpc
-                )));
-            }
+        if let Some(c) = self.clip.geometry
+            && c != g
+        {
+            return Err(Error::Mismatch(format!(
+                "frame {} is {}x{} {:?} at {} bits, but the clip started at {}x{} {:?} at {} bits",
+                self.clip.next_index,
+                g.width,
+                g.height,
+                g.format,
+                g.bpc,
+                c.width,
+                c.height,
+                c.format,
+                c.bpc
+            )));
         }
         Ok(g)
     }

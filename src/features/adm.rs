@@ -503,6 +503,9 @@ pub fn compute_with(r: Plane<'_>, d: Plane<'_>, p: &AdmParams, isa: Isa) -> AdmA
         #[cfg(target_arch = "x86_64")]
         // SAFETY: compute_avx2 only requires the CPU features of Isa::Avx2, checked above.
         Isa::Avx2 => unsafe { compute_avx2(r, d, p) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: compute_avx512 only requires the CPU features of Isa::Avx512, checked above.
+        Isa::Avx512 => unsafe { compute_avx512(r, d, p) },
         _ => compute_inner(r, d, p),
     }
 }
@@ -512,6 +515,15 @@ pub fn compute_with(r: Plane<'_>, d: Plane<'_>, p: &AdmParams, isa: Isa) -> AdmA
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt")]
 unsafe fn compute_avx2(r: Plane<'_>, d: Plane<'_>, p: &AdmParams) -> AdmAccum {
+    compute_inner(r, d, p)
+}
+
+/// [`compute_inner`] compiled for AVX-512 (F, BW, VL): the row loops vectorise over 16 to 32
+/// lanes. Floating point is unaffected: `avx512f` implies FMA in Rust, but rustc never
+/// contracts `a * b + c`, so every step stays the separate IEEE operations.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,avx512f,avx512bw,avx512vl")]
+unsafe fn compute_avx512(r: Plane<'_>, d: Plane<'_>, p: &AdmParams) -> AdmAccum {
     compute_inner(r, d, p)
 }
 

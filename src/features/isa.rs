@@ -1,8 +1,8 @@
 //! Instruction-set choice of the CPU feature code, made once per process.
 //!
 //! The integer feature kernels are compiled more than once: a portable build (any CPU, any
-//! architecture) and, on x86-64, clones with AVX2 (and explicit AVX2 intrinsics where the
-//! compiler does not vectorise). [`Isa::detected`] picks the best one the CPU supports, once
+//! architecture) and, on x86-64, clones with AVX2 and with AVX-512 (F and BW), with explicit
+//! intrinsics where the compiler does not vectorise. [`Isa::detected`] picks the best one the CPU supports, once
 //! (cached). The results cannot depend on the choice: the kernels are integer code (every
 //! reordering is of exact integer sums), and the few floating-point steps are the same IEEE
 //! operations in the same order in every build (Rust never contracts `a * b + c` into an FMA).
@@ -18,6 +18,10 @@ pub enum Isa {
     /// x86-64 with AVX2, BMI1, BMI2 and LZCNT (FMA is deliberately not enabled, so that no
     /// floating-point step could ever be contracted).
     Avx2,
+    /// x86-64 with everything of [`Isa::Avx2`] and AVX-512 F, BW and VL. Rust's `avx512f`
+    /// implies FMA, which changes nothing: rustc never contracts `a * b + c` (and no kernel
+    /// calls `mul_add`), so every floating-point step stays the separate IEEE operations.
+    Avx512,
 }
 
 impl Isa {
@@ -25,7 +29,9 @@ impl Isa {
     pub fn detected() -> Isa {
         static CHOICE: OnceLock<Isa> = OnceLock::new();
         *CHOICE.get_or_init(|| {
-            if Isa::Avx2.supported() {
+            if Isa::Avx512.supported() {
+                Isa::Avx512
+            } else if Isa::Avx2.supported() {
                 Isa::Avx2
             } else {
                 Isa::Scalar
@@ -44,14 +50,21 @@ impl Isa {
                     && std::arch::is_x86_feature_detected!("bmi2")
                     && std::arch::is_x86_feature_detected!("lzcnt")
             }
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => {
+                Isa::Avx2.supported()
+                    && std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+                    && std::arch::is_x86_feature_detected!("avx512vl")
+            }
             #[cfg(not(target_arch = "x86_64"))]
-            Isa::Avx2 => false,
+            Isa::Avx2 | Isa::Avx512 => false,
         }
     }
 
     /// Every build this CPU runs (for parity tests).
     pub fn all_supported() -> Vec<Isa> {
-        [Isa::Scalar, Isa::Avx2]
+        [Isa::Scalar, Isa::Avx2, Isa::Avx512]
             .into_iter()
             .filter(|i| i.supported())
             .collect()

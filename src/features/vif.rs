@@ -718,8 +718,10 @@ fn subsample<const FW: usize>(
 
 /// [`statistic`], or its AVX2 kernel when `fast` and the scale suits it.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn statistic_any<const FW: usize>(
     fast: bool,
+    wide: bool,
     f: &[u16; FW],
     r: Img<'_>,
     d: Img<'_>,
@@ -731,9 +733,9 @@ fn statistic_any<const FW: usize>(
     if fast && avx2::fits(f, r.w) {
         // SAFETY: `fast` is true only in compute_avx2, which runs only on CPUs with AVX2, BMI1,
         // BMI2 and LZCNT (Isa::Avx2), the features avx2::statistic requires.
-        return unsafe { avx2::statistic(f, r, d, v, egl, s) };
+        return unsafe { avx2::statistic(f, r, d, v, egl, s, wide) };
     }
-    let _ = fast;
+    let _ = (fast, wide);
     statistic(f, r, d, v, egl, s)
 }
 
@@ -742,6 +744,7 @@ fn statistic_any<const FW: usize>(
 #[inline(always)]
 fn subsample_any<const FW: usize>(
     fast: bool,
+    wide: bool,
     f: &[u16; FW],
     r: Img<'_>,
     d: Img<'_>,
@@ -753,9 +756,10 @@ fn subsample_any<const FW: usize>(
     #[cfg(target_arch = "x86_64")]
     if fast && avx2::fits(f, r.w) {
         // SAFETY: as in statistic_any (avx2::subsample requires AVX2 only).
+        let _ = wide;
         return unsafe { avx2::subsample(f, r, d, v, s, out_r, out_d) };
     }
-    let _ = fast;
+    let _ = (fast, wide);
     subsample(f, r, d, v, s, out_r, out_d)
 }
 
@@ -1270,6 +1274,7 @@ mod avx2 {
         v: Vertical,
         egl: f64,
         s: &mut Scratch,
+        wide: bool,
     ) -> VifScaleAccum {
         let (w, h) = (r.w, r.h);
         let half = FW / 2;
@@ -1338,7 +1343,15 @@ mod avx2 {
             });
             // Vertical pass. First the sums `S` of every quantity and block into s.vs (per block
             // 16 lanes: the low then the high interleave half), one quantity at a time.
-            for q in 0..nq {
+            if inner && wide {
+                // SAFETY: `wide` is true only in compute_avx512 (Isa::Avx512 checked).
+                unsafe {
+                    wide512::vpass_row::<FW>(
+                        &s.pairs, &pair_rows, &s.ring, last, nq, nb, w, f, &mut s.vs,
+                    )
+                };
+            }
+            for q in (0..nq).filter(|_| !(inner && wide)) {
                 for b in 0..nb {
                     let j = block(b);
                     let (lo, hi) = if inner {
@@ -1441,7 +1454,15 @@ mod avx2 {
             for (vh, hs) in s.vh.iter().zip(s.hs.iter_mut()) {
                 // Every load of hpass_at below ends at or before PAD + full + half + B + 1.
                 let row = &vh[..PAD + full + half + B + 1];
-                for j0 in (0..full).step_by(B) {
+                // The wide pass does the 32-column steps (even columns of a step, then odd),
+                // this loop what is left (at most one 16-column step).
+                let done = if wide {
+                    // SAFETY: `wide` is true only in compute_avx512 (Isa::Avx512 checked).
+                    unsafe { wide512::hpass_row::<FW>(row, full, f, hs) }
+                } else {
+                    0
+                };
+                for j0 in (done..full).step_by(B) {
                     // SAFETY: the loads of hpass_at read row[j0 + PAD - half ..= j0 + PAD +
                     // half + B], inside `row` (j0 + B <= full); AVX2 is enabled here.
                     let (e, o) = unsafe { hpass_at::<FW>(row.as_ptr().add(PAD + j0 - half), &cp) };
@@ -1457,7 +1478,13 @@ mod avx2 {
             let filt = |h: __m256i, l: __m256i| {
                 _mm256_add_epi32(h, _mm256_srli_epi32(_mm256_add_epi32(l, r15), 16))
             };
-            for o in (0..full).step_by(8) {
+            let done = if wide {
+                // SAFETY: `wide` is true only in compute_avx512 (Isa::Avx512 checked).
+                unsafe { wide512::sigmas(full, s) }
+            } else {
+                0
+            };
+            for o in (done..full).step_by(8) {
                 // SAFETY (loads, stores): AVX2 is enabled in this function.
                 let g = |a: usize| unsafe { ld32(&s.hs[a], o) };
                 let (mu1, mu2) = (g(0), g(1));
@@ -1484,9 +1511,358 @@ mod avx2 {
                 s.s2[j] = (filt(hs[4], hs[5]).wrapping_sub(mu2_sq) as i32).max(0);
                 s.s12[j] = filt(hs[6], hs[7]).wrapping_sub(mu1_mu2) as i32;
             }
-            accumulate_row(w, s, egl, table, &mut acc);
+            if wide {
+                // SAFETY: `wide` is true only in compute_avx512 (Isa::Avx512 checked).
+                unsafe { wide512::accumulate_row(w, s, egl, table, &mut acc) };
+            } else {
+                accumulate_row(w, s, egl, table, &mut acc);
+            }
         }
         acc
+    }
+
+    /// The 512-bit filter passes of [`statistic`] (Isa::Avx512): the same `vpmaddwd` sums as
+    /// the AVX2 code (see the module notes for their bounds), twice the columns a step.
+    mod wide512 {
+        use std::arch::x86_64::*;
+
+        use super::{
+            B, GAIN_EPS, PAD, SIGMA_NSQ, Scratch, VifScaleAccum, floor_log2_32, ld32 as ld32x8,
+            lookup,
+        };
+
+        /// The tap pairs `(f[2t], f[2t + 1])` of a filter (`f[FW]` = 0), one pair per lane.
+        #[target_feature(enable = "avx512f,avx512bw")]
+        fn taps<const FW: usize>(f: &[u16; FW]) -> [__m512i; 9] {
+            let mut p = [_mm512_setzero_si512(); 9];
+            for (t, p) in p.iter_mut().enumerate().take(FW / 2 + 1) {
+                let lo = f[2 * t] as u32;
+                let hi = if 2 * t + 1 < FW {
+                    f[2 * t + 1] as u32
+                } else {
+                    0
+                };
+                *p = _mm512_set1_epi32((lo | hi << 16) as i32);
+            }
+            p
+        }
+
+        /// 32 `i16` from `s[i..]`.
+        #[target_feature(enable = "avx512f,avx512bw")]
+        fn ld(s: &[i16], i: usize) -> __m512i {
+            let s = &s[i..i + 2 * B];
+            // SAFETY: `s` is 64 readable bytes; loadu needs no alignment; AVX-512F is enabled.
+            unsafe { _mm512_loadu_si512(s.as_ptr().cast()) }
+        }
+
+        /// Store 16 `i32` at `s[i..]`.
+        #[target_feature(enable = "avx512f,avx512bw")]
+        fn st32(s: &mut [i32], i: usize, x: __m512i) {
+            let s = &mut s[i..i + 16];
+            // SAFETY: `s` is 64 writable bytes; storeu needs no alignment; AVX-512F is enabled.
+            unsafe { _mm512_storeu_si512(s.as_mut_ptr().cast(), x) }
+        }
+
+        /// Load 16 `i32` from `s[i..]`.
+        #[target_feature(enable = "avx512f,avx512bw")]
+        fn ld32(s: &[i32], i: usize) -> __m512i {
+            let s = &s[i..i + 16];
+            // SAFETY: as in `ld`.
+            unsafe { _mm512_loadu_si512(s.as_ptr().cast()) }
+        }
+
+        /// The vertical pass of an inner row (`super::vpass_pairs` for every quantity and
+        /// block): one 512-bit `vpmaddwd` covers both interleave halves of a block, which are
+        /// adjacent in `pairs` and in `vs` alike. The last tap (alone) is loaded from `ring`
+        /// and spread into the same (low half, high half) order with `vpermw`.
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
+        pub(in super::super) fn vpass_row<const FW: usize>(
+            pairs: &[i16],
+            pair_rows: &[usize; 8],
+            ring: &[i16],
+            last: usize,
+            nq: usize,
+            nb: usize,
+            w: usize,
+            f: &[u16; FW],
+            vs: &mut [i32],
+        ) {
+            let half = FW / 2;
+            let cp = taps(f);
+            // Lane p of the spread: half p / 16 (low, high) of 128-bit lane (p % 16) / 8, pair
+            // (p % 8) / 2, i.e. column 8 * ((p % 16) / 8) + 4 * (p / 16) + (p % 8) / 2.
+            let idx: [i16; 32] =
+                std::array::from_fn(|p| (8 * ((p % 16) / 8) + 4 * (p / 16) + (p % 8) / 2) as i16);
+            // SAFETY: `idx` is 64 readable bytes; AVX-512F is enabled.
+            let idx = unsafe { _mm512_loadu_si512(idx.as_ptr().cast()) };
+            let bias = _mm512_set1_epi32(i32::MIN);
+            let vs = &mut vs[..nq * nb * B];
+            for q in 0..nq {
+                for b in 0..nb {
+                    let n = q * nb + b;
+                    let j = (B * b).min(w - B);
+                    // SAFETY: 32 readable bytes at `last + q * w + j` (bounds-checked slice);
+                    // AVX is enabled.
+                    let x = unsafe {
+                        let r = &ring[last + q * w + j..last + q * w + j + B];
+                        _mm256_loadu_si256(r.as_ptr().cast())
+                    };
+                    let x = _mm512_permutexvar_epi16(idx, _mm512_castsi256_si512(x));
+                    let mut acc = _mm512_madd_epi16(x, cp[half]);
+                    for t in 0..half {
+                        let a = ld(pairs, pair_rows[t] + n * 2 * B);
+                        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(a, cp[t]));
+                    }
+                    st32(vs, n * B, _mm512_add_epi32(acc, bias));
+                }
+            }
+        }
+
+        /// The horizontal pass of one quantity, 32 columns a step (the 16 even columns of the
+        /// step, then the 16 odd ones, into `hs`), over the whole 32-column steps of `0..full`;
+        /// returns where it stopped. `row` is the padded vertical-pass row, cut at
+        /// `PAD + full + half + B + 1`.
+        #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
+        pub(in super::super) fn hpass_row<const FW: usize>(
+            row: &[i16],
+            full: usize,
+            f: &[u16; FW],
+            hs: &mut [i32],
+        ) -> usize {
+            let half = FW / 2;
+            let cp = taps(f);
+            let bias = _mm512_set1_epi32(i32::MIN);
+            let steps = full / (2 * B);
+            // The last load ends at row[PAD + 32 * (steps - 1) - half + FW + 31] =
+            // row[PAD + 32 * steps + half]; `row` is longer than that.
+            assert!(row.len() > PAD + 2 * B * steps + half);
+            for k in 0..steps {
+                let j0 = 2 * B * k;
+                let p = row[PAD + j0 - half..].as_ptr();
+                let (mut e, mut o) = (bias, bias);
+                for t in 0..half + 1 {
+                    // SAFETY: p + 2t + 1 + 31 <= p + FW + 31, inside `row` (asserted above);
+                    // AVX-512F is enabled.
+                    let (x, y) = unsafe {
+                        (
+                            _mm512_loadu_si512(p.add(2 * t).cast()),
+                            _mm512_loadu_si512(p.add(2 * t + 1).cast()),
+                        )
+                    };
+                    e = _mm512_add_epi32(e, _mm512_madd_epi16(x, cp[t]));
+                    o = _mm512_add_epi32(o, _mm512_madd_epi16(y, cp[t]));
+                }
+                st32(hs, j0, e);
+                st32(hs, j0 + 16, o);
+            }
+            steps * 2 * B
+        }
+
+        /// `(a * b + 2^31) >> 32` per 32-bit lane (`a, b <= 65536 * 65535`, so no 64-bit wrap).
+        #[target_feature(enable = "avx512f")]
+        fn mul_hi_round(a: __m512i, b: __m512i) -> __m512i {
+            let r = _mm512_set1_epi64(1 << 31);
+            let pe = _mm512_add_epi64(_mm512_mul_epu32(a, b), r);
+            let po = _mm512_add_epi64(
+                _mm512_mul_epu32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(b, 32)),
+                r,
+            );
+            _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64(pe, 32), po)
+        }
+
+        /// The sigmas of the columns `0..full` (the layout of `hs`), 16 a step, as the AVX2
+        /// loop of [`super::statistic`]; returns where it stopped.
+        #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
+        pub(in super::super) fn sigmas(full: usize, s: &mut Scratch) -> usize {
+            let r15 = _mm512_set1_epi32(32768);
+            let zero = _mm512_setzero_si512();
+            let filt = |h: __m512i, l: __m512i| {
+                _mm512_add_epi32(h, _mm512_srli_epi32(_mm512_add_epi32(l, r15), 16))
+            };
+            let steps = full / 16;
+            for k in 0..steps {
+                let o = 16 * k;
+                let g = |a: usize| ld32(&s.hs[a], o);
+                let (mu1, mu2) = (g(0), g(1));
+                let mu1_sq = mul_hi_round(mu1, mu1);
+                let mu2_sq = mul_hi_round(mu2, mu2);
+                let mu1_mu2 = mul_hi_round(mu1, mu2);
+                let s1 = _mm512_sub_epi32(filt(g(2), g(3)), mu1_sq);
+                let s2 = _mm512_max_epi32(_mm512_sub_epi32(filt(g(4), g(5)), mu2_sq), zero);
+                let s12 = _mm512_sub_epi32(filt(g(6), g(7)), mu1_mu2);
+                st32(&mut s.s1, o, s1);
+                st32(&mut s.s2, o, s2);
+                st32(&mut s.s12, o, s12);
+            }
+            steps * 16
+        }
+
+        /// `table[idx & 0xffff]` of 16 lanes (as [`super::lookup`]).
+        #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
+        fn lookup16(table: &[u16; 65537], idx: __m512i) -> __m512i {
+            let idx = _mm512_and_si512(idx, _mm512_set1_epi32(0xffff));
+            // SAFETY: each lane reads the 4 bytes at `2 * idx <= 131070` of the 131074-byte
+            // table (the low 16 bits are entry `idx`); AVX-512F is enabled.
+            let v = unsafe { _mm512_i32gather_epi32::<2>(idx, table.as_ptr().cast()) };
+            _mm512_and_si512(v, _mm512_set1_epi32(0xffff))
+        }
+
+        /// [`super::accumulate_row`] with 16 pixels a step in the first pass (the gain-path
+        /// pixels packed to the front with `vpcompressd`) and 8 in the gain path: the same
+        /// per-pixel integer and double operations as the AVX2 kernel and the portable code.
+        /// Per-lane sums of a row fit in `i32` as there (fewer pixels per lane); the non-log
+        /// variances are summed in 64-bit lanes.
+        #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,avx512f,avx512bw,avx512vl")]
+        pub(in super::super) fn accumulate_row(
+            w: usize,
+            s: &mut Scratch,
+            egl: f64,
+            table: &[u16; 65537],
+            acc: &mut VifScaleAccum,
+        ) {
+            let full = w / 16 * 16;
+            let nsq = _mm512_set1_epi32(SIGMA_NSQ);
+            let zero = _mm512_setzero_si512();
+            let (mut den_log, mut num_non_log) = (zero, zero);
+            let mut den_non_log = 0i64;
+            let c17 = _mm512_set1_epi32(2048 * 17);
+            let mut n = 0;
+            for j0 in (0..full).step_by(16) {
+                let (s1, s2, s12) = (ld32(&s.s1, j0), ld32(&s.s2, j0), ld32(&s.s12, j0));
+                // log: sigma1_sq >= sigma_nsq.
+                let log = _mm512_cmpge_epi32_mask(s1, nsq);
+                let arg = _mm512_add_epi32(nsq, _mm512_mask_blend_epi32(log, nsq, s1));
+                // floor(log2(arg)) - 15, from the float of arg >> 8 (exact, < 2^24).
+                let f = _mm512_cvtepi32_ps(_mm512_srli_epi32(arg, 8));
+                let k = _mm512_sub_epi32(
+                    _mm512_srli_epi32(_mm512_castps_si512(f), 23),
+                    _mm512_set1_epi32(127 - 8 + 15),
+                );
+                let l = _mm512_add_epi32(
+                    lookup16(table, _mm512_srlv_epi32(arg, k)),
+                    _mm512_slli_epi32(k, 11),
+                );
+                den_log = _mm512_mask_add_epi32(den_log, log, den_log, _mm512_sub_epi32(l, c17));
+                den_non_log += 16 - log.count_ones() as i64;
+                let v = _mm512_maskz_mov_epi32(!log, s2);
+                num_non_log = _mm512_add_epi64(
+                    num_non_log,
+                    _mm512_add_epi64(
+                        _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v)),
+                        _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(v, 1)),
+                    ),
+                );
+                // Gain path: log && sigma12 > 0 && sigma2_sq > 0; packed to the front (n <= j0:
+                // only this block's entries, already loaded, are overwritten).
+                let gain =
+                    log & _mm512_cmpgt_epi32_mask(s12, zero) & _mm512_cmpgt_epi32_mask(s2, zero);
+                if gain != 0 {
+                    let (d1, d2, d12) = (
+                        &mut s.s1[n..n + 16],
+                        &mut s.s2[n..n + 16],
+                        &mut s.s12[n..n + 16],
+                    );
+                    // SAFETY: each slice is 64 writable bytes (at most 16 lanes are stored);
+                    // AVX-512F is enabled.
+                    unsafe {
+                        _mm512_mask_compressstoreu_epi32(d1.as_mut_ptr().cast(), gain, s1);
+                        _mm512_mask_compressstoreu_epi32(d2.as_mut_ptr().cast(), gain, s2);
+                        _mm512_mask_compressstoreu_epi32(d12.as_mut_ptr().cast(), gain, s12);
+                    }
+                    n += gain.count_ones() as usize;
+                }
+            }
+            let mut lanes = [0i64; 8];
+            // SAFETY: `lanes` is 64 writable bytes; AVX-512F is enabled.
+            unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), num_non_log) };
+            acc.num_non_log += lanes.iter().sum::<i64>();
+            let mut lanes = [0i32; 16];
+            // SAFETY: as above.
+            unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), den_log) };
+            acc.den_log += lanes.iter().map(|&v| v as i64).sum::<i64>();
+            acc.den_non_log += den_non_log;
+            // The columns after the last block, as the portable first pass.
+            for j in full..w {
+                let (sigma1_sq, sigma2_sq, sigma12) = (s.s1[j], s.s2[j], s.s12[j]);
+                if sigma1_sq >= SIGMA_NSQ {
+                    acc.den_log += (super::super::log2_32(table, (SIGMA_NSQ + sigma1_sq) as u32)
+                        - 2048 * 17) as i64;
+                    if sigma12 > 0 && sigma2_sq > 0 {
+                        (s.s1[n], s.s2[n], s.s12[n]) = (sigma1_sq, sigma2_sq, sigma12);
+                        n += 1;
+                    }
+                } else {
+                    acc.num_non_log += sigma2_sq as i64;
+                    acc.den_non_log += 1;
+                }
+            }
+            // Gain path, eight pixels at a time in double (libvmaf's expressions, same order;
+            // see the AVX2 kernel for why each step is exact).
+            let eps = _mm512_set1_pd(GAIN_EPS);
+            let eglv = _mm512_set1_pd(egl);
+            let two52 = _mm512_set1_pd(4_503_599_627_370_496.0);
+            let nsq8 = _mm256_set1_epi32(SIGMA_NSQ);
+            let mut num_log = _mm256_setzero_si256();
+            let octs = n / 8 * 8;
+            for j0 in (0..octs).step_by(8) {
+                // SAFETY: AVX is enabled (bounds-checked loads).
+                let (i1, i2, i12) =
+                    unsafe { (ld32x8(&s.s1, j0), ld32x8(&s.s2, j0), ld32x8(&s.s12, j0)) };
+                let (s1, s2, s12) = (
+                    _mm512_cvtepi32_pd(i1),
+                    _mm512_cvtepi32_pd(i2),
+                    _mm512_cvtepi32_pd(i12),
+                );
+                // g = sigma12 / (sigma1_sq + eps); sv_sq = (int32)(sigma2_sq - g * sigma12).
+                let g = _mm512_div_pd(s12, _mm512_add_pd(s1, eps));
+                let sv = _mm512_cvttpd_epi32(_mm512_sub_pd(s2, _mm512_mul_pd(g, s12)));
+                let numer1 = _mm256_add_epi32(_mm256_max_epi32(sv, _mm256_setzero_si256()), nsq8);
+                // g = MIN(g, egl) (`g < egl ? g : egl`, what minpd computes).
+                let g = _mm512_min_pd(g, eglv);
+                let prod = _mm512_mul_pd(_mm512_mul_pd(g, g), s1);
+                let x = _mm512_add_pd(
+                    _mm512_roundscale_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(prod),
+                    _mm512_cvtepi32_pd(numer1),
+                );
+                let xi = _mm512_sub_epi64(
+                    _mm512_castpd_si512(_mm512_add_pd(x, two52)),
+                    _mm512_castpd_si512(two52),
+                );
+                // log2_64(x): k = floor(log2(x)) - 15 from the exponent of the (exact) double.
+                let k = _mm512_sub_epi64(
+                    _mm512_srli_epi64(_mm512_castpd_si512(x), 52),
+                    _mm512_set1_epi64(1023 + 15),
+                );
+                let idx = _mm512_cvtepi64_epi32(_mm512_srlv_epi64(xi, k));
+                let l1 = _mm256_add_epi32(
+                    lookup(table, idx),
+                    _mm256_slli_epi32(_mm512_cvtepi64_epi32(k), 11),
+                );
+                // log2_32(numer1), numer1 >= 2^17.
+                let k2 = _mm256_sub_epi32(floor_log2_32(numer1), _mm256_set1_epi32(15));
+                let l2 = _mm256_add_epi32(
+                    lookup(table, _mm256_srlv_epi32(numer1, k2)),
+                    _mm256_slli_epi32(k2, 11),
+                );
+                num_log = _mm256_add_epi32(num_log, _mm256_sub_epi32(l1, l2));
+            }
+            let mut lanes = [0i32; 8];
+            // SAFETY: `lanes` is 32 writable bytes; AVX is enabled.
+            unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), num_log) };
+            acc.num_log += lanes.iter().map(|&v| v as i64).sum::<i64>();
+            for j in octs..n {
+                let (sigma1_sq, sigma2_sq, sigma12) = (s.s1[j], s.s2[j], s.s12[j]);
+                let g = sigma12 as f64 / (sigma1_sq as f64 + GAIN_EPS);
+                let sv_sq = ((sigma2_sq as f64 - g * sigma12 as f64) as i32).max(0);
+                let g = if g < egl { g } else { egl };
+                let numer1 = (sv_sq + SIGMA_NSQ) as u32;
+                let numer1_tmp = (g * g * sigma1_sq as f64) as i64 + numer1 as i64;
+                acc.num_log += (super::super::log2_64(table, numer1_tmp as u64)
+                    - super::super::log2_64(table, numer1 as u64))
+                    as i64;
+            }
+        }
     }
 
     /// `subsample_rd_8` / `subsample_rd_16` (see [`super::subsample`]).
@@ -1610,7 +1986,10 @@ pub fn compute_with(r: Plane<'_>, d: Plane<'_>, p: &VifParams, isa: Isa) -> VifA
         #[cfg(target_arch = "x86_64")]
         // SAFETY: compute_avx2 only requires the CPU features of Isa::Avx2, checked above.
         Isa::Avx2 => unsafe { compute_avx2(r, d, p) },
-        _ => compute_inner(r, d, p, false),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: compute_avx512 only requires the CPU features of Isa::Avx512, checked above.
+        Isa::Avx512 => unsafe { compute_avx512(r, d, p) },
+        _ => compute_inner(r, d, p, false, false),
     }
 }
 
@@ -1619,14 +1998,24 @@ pub fn compute_with(r: Plane<'_>, d: Plane<'_>, p: &VifParams, isa: Isa) -> VifA
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt")]
 unsafe fn compute_avx2(r: Plane<'_>, d: Plane<'_>, p: &VifParams) -> VifAccum {
-    compute_inner(r, d, p, true)
+    compute_inner(r, d, p, true, false)
+}
+
+/// [`compute_inner`] compiled for AVX-512 (F, BW, VL), with the 512-bit filter passes of the
+/// explicit kernels. Floating point is unaffected: `avx512f` implies FMA in Rust, but rustc
+/// never contracts `a * b + c`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,avx512f,avx512bw,avx512vl")]
+unsafe fn compute_avx512(r: Plane<'_>, d: Plane<'_>, p: &VifParams) -> VifAccum {
+    compute_inner(r, d, p, true, true)
 }
 
 /// The whole computation, inlined into each instruction-set variant.
 #[inline(always)]
 ///
-/// `fast`: use the explicit AVX2 kernels (only from [`compute_avx2`]).
-fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams, fast: bool) -> VifAccum {
+/// `fast`: use the explicit AVX2 kernels (only from [`compute_avx2`] and [`compute_avx512`]);
+/// `wide`: with their 512-bit filter passes (only from [`compute_avx512`]).
+fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams, fast: bool, wide: bool) -> VifAccum {
     let (w, h, bpc) = (r.width, r.height, r.bpc);
     let egl = p.enhn_gain_limit;
     let mut s = Scratch::new(w);
@@ -1639,6 +2028,7 @@ fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams, fast: bool) -> VifAc
     // bpc, square shift 2 * (bpc - 8)).
     acc.scales[0] = statistic_any(
         fast,
+        wide,
         &FILTER_0,
         r0,
         d0,
@@ -1671,6 +2061,7 @@ fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams, fast: bool) -> VifAc
     // subsample_rd_8 (8-bit) / subsample_rd_16 at scale 0: vertical shift bpc.
     subsample_any(
         fast,
+        wide,
         &FILTER_1,
         r0,
         d0,
@@ -1681,6 +2072,7 @@ fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams, fast: bool) -> VifAc
     );
     acc.scales[1] = statistic_any(
         fast,
+        wide,
         &FILTER_1,
         cimg(&r1, w1, h1),
         cimg(&d1, w1, h1),
@@ -1690,6 +2082,7 @@ fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams, fast: bool) -> VifAc
     );
     subsample_any(
         fast,
+        wide,
         &FILTER_2,
         cimg(&r1, w1, h1),
         cimg(&d1, w1, h1),
@@ -1700,6 +2093,7 @@ fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams, fast: bool) -> VifAc
     );
     acc.scales[2] = statistic_any(
         fast,
+        wide,
         &FILTER_2,
         cimg(&r2, w2, h2),
         cimg(&d2, w2, h2),
@@ -1709,6 +2103,7 @@ fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams, fast: bool) -> VifAc
     );
     subsample_any(
         fast,
+        wide,
         &FILTER_3,
         cimg(&r2, w2, h2),
         cimg(&d2, w2, h2),
@@ -1719,6 +2114,7 @@ fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams, fast: bool) -> VifAc
     );
     acc.scales[3] = statistic_any(
         fast,
+        wide,
         &FILTER_3,
         cimg(&r3, w3, h3),
         cimg(&d3, w3, h3),
@@ -2107,7 +2503,7 @@ mod tests {
         let (rp, dp) = (plane(r, w, h, bpc), plane(d, w, h, bpc));
         let want = literal::compute(&rp, &dp, egl);
         let got = compute(rp, dp, &p);
-        let portable = compute_inner(rp, dp, &p, false);
+        let portable = compute_inner(rp, dp, &p, false, false);
         if got != want {
             bad.push(format!(
                 "{what} {w}x{h} {bpc}-bit egl {egl}: got {got:?}, want {want:?}"

@@ -531,16 +531,17 @@ impl SubModel {
 
     /// predict.c transform() then clip().
     fn post_process(&self, mut y: f64, flags: Flags) -> f64 {
-        if let Some(t) = &self.transform {
-            if (t.enabled || flags.force_transform) && !flags.no_transform {
-                y = t.apply(y);
-            }
+        if let Some(t) = &self.transform
+            && (t.enabled || flags.force_transform)
+            && !flags.no_transform
+        {
+            y = t.apply(y);
         }
-        if let Some((lo, hi)) = self.clip {
-            if flags.clip {
-                y = if y < lo { lo } else { y };
-                y = if y > hi { hi } else { y };
-            }
+        if let Some((lo, hi)) = self.clip
+            && flags.clip
+        {
+            y = if y < lo { lo } else { y };
+            y = if y > hi { hi } else { y };
         }
         y
     }

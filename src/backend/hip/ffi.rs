@@ -217,10 +217,10 @@ unsafe fn func<F: Copy>(h: Handle, lib: &str, name: &str) -> Result<F, String> {
 fn candidates(names: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = names.iter().map(|s| s.to_string()).collect();
     let mut dirs = Vec::new();
-    if let Ok(p) = std::env::var("ROCM_PATH") {
-        if !p.is_empty() {
-            dirs.push(format!("{}/lib", p.trim_end_matches('/')));
-        }
+    if let Ok(p) = std::env::var("ROCM_PATH")
+        && !p.is_empty()
+    {
+        dirs.push(format!("{}/lib", p.trim_end_matches('/')));
     }
     dirs.push("/opt/rocm/lib".into());
     for d in dirs {
@@ -355,14 +355,13 @@ impl Runtime {
             .get_or_init(|| {
                 // Prefer the hipRTC of the runtime's own major version.
                 let mut list = Vec::new();
-                if let Ok(v) = self.version() {
-                    if self
+                if let Ok(v) = self.version()
+                    && self
                         .rtc_candidates
                         .iter()
                         .any(|c| c.ends_with("libhiprtc.so"))
-                    {
-                        list.push(format!("libhiprtc.so.{}", v / 10_000_000));
-                    }
+                {
+                    list.push(format!("libhiprtc.so.{}", v / 10_000_000));
                 }
                 list.extend(self.rtc_candidates.iter().cloned());
                 let mut why = Vec::new();
