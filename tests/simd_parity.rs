@@ -199,6 +199,9 @@ fn reused_buffers_do_not_leak_between_calls() {
     let cases = [
         (65, 33, 8, Content::Random),
         (65, 33, 8, Content::Flat),
+        // Same width, other heights: the VIF workspace is kept per width.
+        (65, 47, 8, Content::Natural),
+        (65, 34, 12, Content::Max),
         (130, 71, 10, Content::Natural),
         (65, 33, 8, Content::MaxDifference),
         (130, 71, 10, Content::Max),

@@ -2018,7 +2018,21 @@ unsafe fn compute_avx512(r: Plane<'_>, d: Plane<'_>, p: &VifParams) -> VifAccum 
 fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams, fast: bool, wide: bool) -> VifAccum {
     let (w, h, bpc) = (r.width, r.height, r.bpc);
     let egl = p.enhn_gain_limit;
-    let mut s = Scratch::new(w);
+    // The buffers of the last call on this thread, reused when the width is the same (taken out
+    // of the cell for the call, so a nested call would simply allocate its own). Every element
+    // that is read has been written earlier in the same call (the scales already share them).
+    let Workspace {
+        mut s,
+        img: [mut r1, mut d1, mut r2, mut d2, mut r3, mut d3],
+        ..
+    } = match WORKSPACE.with(|c| c.take()) {
+        Some(ws) if ws.w == w => *ws,
+        _ => Workspace {
+            w,
+            s: Scratch::new(w),
+            img: Default::default(),
+        },
+    };
     let mut acc = VifAccum::default();
 
     let (r0, d0) = (Img::of(&r), Img::of(&d));
@@ -2048,12 +2062,13 @@ fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams, fast: bool, wide: bo
     let (w1, h1) = (w / 2, h / 2);
     let (w2, h2) = (w1 / 2, h1 / 2);
     let (w3, h3) = (w2 / 2, h2 / 2);
-    let mut r1 = vec![0u16; w1 * h1];
-    let mut d1 = vec![0u16; w1 * h1];
-    let mut r2 = vec![0u16; w2 * h2];
-    let mut d2 = vec![0u16; w2 * h2];
-    let mut r3 = vec![0u16; w3 * h3];
-    let mut d3 = vec![0u16; w3 * h3];
+    for (v, n) in [(&mut r1, w1 * h1), (&mut d1, w1 * h1)]
+        .into_iter()
+        .chain([(&mut r2, w2 * h2), (&mut d2, w2 * h2)])
+        .chain([(&mut r3, w3 * h3), (&mut d3, w3 * h3)])
+    {
+        v.resize(n, 0);
+    }
     let cimg = Img::compact;
     let s16 = Shift::new(16);
     let v16 = Vertical::Sixteen { mu: s16, sq: s16 };
@@ -2122,7 +2137,28 @@ fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams, fast: bool, wide: bo
         egl,
         &mut s,
     );
+    WORKSPACE.with(|c| {
+        c.set(Some(Box::new(Workspace {
+            w,
+            s,
+            img: [r1, d1, r2, d2, r3, d3],
+        })))
+    });
     acc
+}
+
+/// The buffers of one [`compute`] at width `w`: the scratch rows and the images of scales 1..3
+/// (reference, distorted, per scale).
+struct Workspace {
+    w: usize,
+    s: Scratch,
+    img: [Vec<u16>; 6],
+}
+
+thread_local! {
+    /// The [`Workspace`] of the last [`compute`] on this thread (about 3 MB at 1080p).
+    static WORKSPACE: std::cell::Cell<Option<Box<Workspace>>> =
+        const { std::cell::Cell::new(None) };
 }
 
 impl VifScaleAccum {
