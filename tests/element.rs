@@ -630,7 +630,9 @@ fn a_bad_model_is_a_clear_error() {
 /// A live pipeline (two live test sources) whose distorted branch loses frames 10 to 19: the
 /// aggregator's deadline passes for the reference frames without partner, they are counted, and
 /// scoring goes on with the right pairs. (`latency=200000000`: 200 ms of slack so that a busy
-/// machine does not make a late distorted frame miss its deadline too.)
+/// machine does not make a late distorted frame miss its deadline too; `backend=cpu`: a GPU
+/// backend's start-up (context, kernels) delays the two live sources' first frames unequally,
+/// which this pairing test is not about.)
 #[test]
 fn live_pipeline_with_lost_distorted_frames() {
     use std::sync::atomic::{AtomicU32, Ordering};
@@ -639,7 +641,7 @@ fn live_pipeline_with_lost_distorted_frames() {
     let pipeline = gst::parse::launch(&format!(
         "videotestsrc is-live=true num-buffers=30 pattern=ball ! {caps} ! v.ref_sink \
          videotestsrc is-live=true num-buffers=30 pattern=ball ! {caps} ! identity name=loss ! v.dist_sink \
-         vmafgpu name=v latency=200000000 ! fakesink sync=true"
+         vmafgpu name=v backend=cpu latency=200000000 ! fakesink sync=true"
     ))
     .unwrap()
     .downcast::<gst::Pipeline>()
@@ -678,11 +680,16 @@ fn live_pipeline_with_lost_distorted_frames() {
     for (k, f) in m.frames.iter().enumerate() {
         assert_eq!(f.index, k as u64);
         // the distorted frame scored as pair k is source frame k (k < 10) or k + 10
+        // (running times relative to the first pair's: the live sources' first timestamps
+        // depend on how long the pipeline took to start)
         let src = if k < 10 { k } else { k + 10 } as u64;
         let ts = f.timing.running_time.unwrap();
+        let t0 = m.frames[0].timing.running_time.unwrap();
+        let rel = ts.nseconds() as i128 - t0.nseconds() as i128;
+        let want = (FRAME * src).nseconds() as i128;
         assert!(
-            ts >= FRAME * src && ts < FRAME * src + FRAME / 2,
-            "pair {k} at {ts}"
+            (rel - want).abs() < (FRAME / 2).nseconds() as i128,
+            "pair {k} at {ts} (first pair at {t0})"
         );
         // both sources draw the same picture for the same frame number: a right pair is
         // identical (VIF 1 - 2e-7 in libvmaf's fixed point), a pair one frame apart scores
