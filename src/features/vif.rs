@@ -756,8 +756,7 @@ fn subsample_any<const FW: usize>(
     #[cfg(target_arch = "x86_64")]
     if fast && avx2::fits(f, r.w) {
         // SAFETY: as in statistic_any (avx2::subsample requires AVX2 only).
-        let _ = wide;
-        return unsafe { avx2::subsample(f, r, d, v, s, out_r, out_d) };
+        return unsafe { avx2::subsample(f, r, d, v, s, out_r, out_d, wide) };
     }
     let _ = (fast, wide);
     subsample(f, r, d, v, s, out_r, out_d)
@@ -1698,6 +1697,96 @@ mod avx2 {
             steps * 16
         }
 
+        /// The vertical pass of [`super::subsample`] on one output row, 32 columns a step
+        /// (`w >= 32`): the same interleave, `vpmaddwd` and pack, per 128-bit lane as there, so
+        /// the pack restores column order.
+        #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
+        pub(in super::super) fn subsample_vpass<const FW: usize>(
+            rows: &[&[u16]; FW],
+            w: usize,
+            f: &[u16; FW],
+            round: u64,
+            shift: u32,
+            vh: &mut [i16],
+        ) {
+            let half = FW / 2;
+            let cp = taps(f);
+            let bias = _mm512_set1_epi32(i32::MIN);
+            let off = _mm512_set1_epi16(i16::MIN);
+            let off32 = _mm512_set1_epi32(32768);
+            let (vr, vs) = (
+                _mm512_set1_epi32(round as i32),
+                _mm_cvtsi32_si128(shift as i32),
+            );
+            let m16 = _mm512_set1_epi32(0xffff);
+            let ldu = |s: &[u16], i: usize| {
+                let s = &s[i..i + 2 * B];
+                // SAFETY: `s` is 64 readable bytes; AVX-512F is enabled in this function.
+                _mm512_xor_si512(unsafe { _mm512_loadu_si512(s.as_ptr().cast()) }, off)
+            };
+            let mut j = 0;
+            loop {
+                let (mut lo, mut hi) = (bias, bias);
+                for t in 0..half + 1 {
+                    let x = ldu(rows[2 * t], j);
+                    let y = if 2 * t + 1 < FW {
+                        ldu(rows[2 * t + 1], j)
+                    } else {
+                        x
+                    };
+                    lo =
+                        _mm512_add_epi32(lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(x, y), cp[t]));
+                    hi =
+                        _mm512_add_epi32(hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(x, y), cp[t]));
+                }
+                // ((t + round) >> shift) as u16 (t + round < 2^32), then offset by -32768.
+                let g = |x| {
+                    _mm512_sub_epi32(
+                        _mm512_and_si512(_mm512_srl_epi32(_mm512_add_epi32(x, vr), vs), m16),
+                        off32,
+                    )
+                };
+                let out = &mut vh[PAD + j..PAD + j + 2 * B];
+                // SAFETY: `out` is 64 writable bytes; AVX-512BW is enabled in this function.
+                unsafe {
+                    _mm512_storeu_si512(out.as_mut_ptr().cast(), _mm512_packs_epi32(g(lo), g(hi)))
+                };
+                if j + 2 * B == w {
+                    break;
+                }
+                // The last block overlaps the one before when w is not a multiple of 32.
+                j = (j + 2 * B).min(w - 2 * B);
+            }
+        }
+
+        /// The horizontal pass of [`super::subsample`] (even columns only) over the whole
+        /// 32-column steps of `0..full`, 16 outputs a step; returns the column where it stopped.
+        #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
+        pub(in super::super) fn subsample_hpass<const FW: usize>(
+            vh: &[i16],
+            full: usize,
+            f: &[u16; FW],
+            orow: &mut [u16],
+        ) -> usize {
+            let half = FW / 2;
+            let cp = taps(f);
+            let r15 = _mm512_set1_epi32(32768);
+            let steps = full / (2 * B);
+            for k in 0..steps {
+                let j0 = 2 * B * k;
+                let mut e = _mm512_set1_epi32(i32::MIN);
+                for (t, &c) in cp.iter().enumerate().take(half + 1) {
+                    e = _mm512_add_epi32(e, _mm512_madd_epi16(ld(vh, PAD + j0 - half + 2 * t), c));
+                }
+                // (sum + 32768) >> 16 <= 65535, sixteen u16 in column order.
+                let e = _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_add_epi32(e, r15), 16));
+                let o = &mut orow[j0 / 2..j0 / 2 + B];
+                // SAFETY: `o` is 32 writable bytes; AVX is enabled in this function.
+                unsafe { _mm256_storeu_si256(o.as_mut_ptr().cast(), e) };
+            }
+            steps * 2 * B
+        }
+
         /// `table[idx & 0xffff]` of 16 lanes (as [`super::lookup`]).
         #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
         fn lookup16(table: &[u16; 65537], idx: __m512i) -> __m512i {
@@ -1866,6 +1955,7 @@ mod avx2 {
     }
 
     /// `subsample_rd_8` / `subsample_rd_16` (see [`super::subsample`]).
+    #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx2")]
     pub(super) fn subsample<const FW: usize>(
         f: &[u16; FW],
@@ -1875,11 +1965,14 @@ mod avx2 {
         s: &mut Scratch,
         out_r: &mut [u16],
         out_d: &mut [u16],
+        wide: bool,
     ) {
         let (w, h) = (r.w, r.h);
         let (ow, oh) = (w / 2, h / 2);
         let half = FW / 2;
         assert!(fits(f, w) && FW <= 17 && half <= PAD);
+        // The 512-bit passes need one 32-column block.
+        let wide = wide && w >= 2 * B;
         let cp = pairs(f);
         for vh in &mut s.vh {
             vh.resize(w + 2 * PAD + 2 * B, 0);
@@ -1898,8 +1991,14 @@ mod avx2 {
             for (img, vh, out) in [(r, 0, &mut *out_r), (d, 1, &mut *out_d)] {
                 let rows = img.taps::<FW>(i);
                 let vh = &mut s.vh[vh];
+                // The wide pass does the whole row (then j = w), else 16 columns a step.
                 let mut j = 0;
-                loop {
+                if wide {
+                    // SAFETY: `wide` is true only in compute_avx512 (Isa::Avx512 checked).
+                    unsafe { wide512::subsample_vpass::<FW>(&rows, w, f, v.round, v.shift, vh) };
+                    j = w;
+                }
+                while j < w {
                     let (mut lo, mut hi) = (bias, bias);
                     for t in 0..half + 1 {
                         // SAFETY: AVX2 is enabled in this function.
@@ -1929,7 +2028,13 @@ mod avx2 {
                 }
                 pad(vh, w, half);
                 let orow = &mut out[oi * ow..oi * ow + ow];
-                for j0 in (0..full).step_by(B) {
+                let done = if wide {
+                    // SAFETY: as above.
+                    unsafe { wide512::subsample_hpass::<FW>(vh, full, f, orow) }
+                } else {
+                    0
+                };
+                for j0 in (done..full).step_by(B) {
                     // SAFETY: AVX2 is enabled in this function.
                     let e = hpass_even::<FW>(vh, j0, &cp);
                     // (sum + 32768) >> 16, eight u16 in column order.
