@@ -219,33 +219,30 @@ impl Picture<'_> {
         u: &mut OwnedPlane,
         v: &mut OwnedPlane,
     ) -> Result<bool, Error> {
-        self.validate()?;
-        let (cw, ch) = match self.format {
-            ChromaFormat::Gray => return Ok(false),
-            ChromaFormat::Yuv420 => (self.width >> 1, self.height >> 1),
-            ChromaFormat::Yuv422 => (self.width >> 1, self.height),
-            ChromaFormat::Yuv444 => (self.width, self.height),
+        let size = match self.format {
+            ChromaFormat::Gray => None,
+            ChromaFormat::Yuv420 => Some((self.width >> 1, self.height >> 1)),
+            ChromaFormat::Yuv422 => Some((self.width >> 1, self.height)),
+            ChromaFormat::Yuv444 => Some((self.width, self.height)),
         };
-        match self.chroma {
-            Chroma::None => Ok(false),
-            Chroma::Planar { u: pu, v: pv } => {
-                u.copy_from(&pu, cw, ch, self.bpc, 1, 0, "u")?;
-                v.copy_from(&pv, cw, ch, self.bpc, 1, 0, "v")?;
-                Ok(true)
-            }
-            Chroma::Interleaved { uv } => {
-                u.copy_from(&uv, cw, ch, self.bpc, 2, 0, "u")?;
-                v.copy_from(&uv, cw, ch, self.bpc, 2, 1, "v")?;
-                Ok(true)
-            }
-        }
+        self.copy_chroma_sized(u, v, size)
     }
 
     /// Copy the chroma planes into `u` and `v`. Returns `false` (and leaves them alone) when the
     /// picture has no chroma.
     pub fn copy_chroma(&self, u: &mut OwnedPlane, v: &mut OwnedPlane) -> Result<bool, Error> {
+        self.copy_chroma_sized(u, v, self.format.chroma_size(self.width, self.height))
+    }
+
+    /// Copy `cw` x `ch` samples of each chroma plane (`None`: no chroma).
+    fn copy_chroma_sized(
+        &self,
+        u: &mut OwnedPlane,
+        v: &mut OwnedPlane,
+        size: Option<(usize, usize)>,
+    ) -> Result<bool, Error> {
         self.validate()?;
-        let Some((cw, ch)) = self.format.chroma_size(self.width, self.height) else {
+        let Some((cw, ch)) = size else {
             return Ok(false);
         };
         match self.chroma {

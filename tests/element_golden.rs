@@ -270,6 +270,22 @@ fn carphone_confidence_interval_equals_libvmaf() {
     assert!(m.pooled[0].confidence_interval().is_some());
 }
 
+/// The golden pairs the GPU tests run: VMAFGPU_GOLDEN_PAIRS=carphone,... restricts them (the GPU
+/// machine takes only the data that fits its 64 MiB transfer); by default all three.
+#[cfg(feature = "cuda")]
+fn golden_pairs() -> Vec<Pair> {
+    let only = std::env::var("VMAFGPU_GOLDEN_PAIRS").ok();
+    let pairs: Vec<_> = common::PAIRS
+        .into_iter()
+        .filter(|p| {
+            only.as_deref()
+                .is_none_or(|o| o.split(',').any(|n| n == p.name))
+        })
+        .collect();
+    assert!(!pairs.is_empty(), "VMAFGPU_GOLDEN_PAIRS selects no pair");
+    pairs
+}
+
 /// The golden pairs through the element with `backend=cuda`: libvmaf 3.2.0's numbers with `==`,
 /// and the pooled message names the CUDA backend. Skips (saying why) without a usable CUDA
 /// device; fails instead under VMAFGPU_REQUIRE_GPU=1.
@@ -284,18 +300,7 @@ fn golden_pairs_through_cuda_equal_libvmaf() {
         eprintln!("golden_pairs_through_cuda_equal_libvmaf: skipped, no usable CUDA device: {why}");
         return;
     }
-    // VMAFGPU_GOLDEN_PAIRS=carphone,... restricts the pairs (the GPU machine takes only the data
-    // that fits its 64 MiB transfer); by default all three.
-    let only = std::env::var("VMAFGPU_GOLDEN_PAIRS").ok();
-    let pairs: Vec<_> = common::PAIRS
-        .into_iter()
-        .filter(|p| {
-            only.as_deref()
-                .is_none_or(|o| o.split(',').any(|n| n == p.name))
-        })
-        .collect();
-    assert!(!pairs.is_empty(), "VMAFGPU_GOLDEN_PAIRS selects no pair");
-    for pair in pairs {
+    for pair in golden_pairs() {
         golden_run(pair, None, "backend=cuda", "");
         let m = run(&pipeline(&pair, "backend=cuda frame-message=false", ""));
         assert_eq!(m.pooled.len(), 1);
@@ -327,16 +332,7 @@ fn golden_companions_through_cuda_equal_libvmaf() {
         );
         return;
     }
-    let only = std::env::var("VMAFGPU_GOLDEN_PAIRS").ok();
-    let pairs: Vec<_> = common::PAIRS
-        .into_iter()
-        .filter(|p| {
-            only.as_deref()
-                .is_none_or(|o| o.split(',').any(|n| n == p.name))
-        })
-        .collect();
-    assert!(!pairs.is_empty(), "VMAFGPU_GOLDEN_PAIRS selects no pair");
-    for pair in pairs {
+    for pair in golden_pairs() {
         let exact = if pair.name == "carphone" {
             "psnr=true ssim=true psnr-hvs=true"
         } else {
