@@ -73,27 +73,10 @@ pub fn unavailable_reason() -> Option<String> {
 /// capability; all devices of one machine share it in practice).
 static PTX: OnceLock<std::result::Result<(Ptx, &'static str), String>> = OnceLock::new();
 
-fn arch_name(major: i32, minor: i32) -> &'static str {
-    match (major, minor) {
-        (7, 5) => "compute_75",
-        (8, 0) => "compute_80",
-        (8, 6) => "compute_86",
-        (8, 7) => "compute_87",
-        (8, 9) => "compute_89",
-        (9, 0) => "compute_90",
-        (10, 0) => "compute_100",
-        (12, 0) => "compute_120",
-        // Anything newer runs PTX of the newest listed architecture it supports; older GPUs
-        // are below what CUDA 13 supports anyway.
-        (m, _) if m >= 10 => "compute_100",
-        _ => "compute_75",
-    }
-}
-
 fn ptx_for(ctx: &Arc<CudaContext>) -> Result<Ptx> {
     let r = PTX.get_or_init(|| {
         let (major, minor) = ctx.compute_capability().map_err(|e| e.to_string())?;
-        let arch = arch_name(major, minor);
+        let arch = kernels::arch_name(major, minor);
         kernels::compile_ptx(arch)
             .map(|p| (p, arch))
             .map_err(|e| e.to_string())

@@ -896,44 +896,14 @@ impl Plan {
 static PTX: OnceLock<std::result::Result<cudarc::nvrtc::Ptx, String>> = OnceLock::new();
 
 /// Compile [`SOURCE`] with NVRTC for `arch` (e.g. "compute_90"), with the options of the
-/// backend's kernels (fmad off, no flush to zero, IEEE division and square root). Needs only
-/// libnvrtc.
+/// backend's kernels ([`super::kernels::compile_source`]). Needs only libnvrtc.
 pub fn compile_ptx(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
-    // SAFETY: only probes for the shared library (dlopen), calls nothing in it.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(Error::Backend(
-            "NVRTC (libnvrtc.so) is not installed or not on the library path".into(),
-        ));
-    }
-    let opts = cudarc::nvrtc::CompileOptions {
-        ftz: Some(false),
-        prec_sqrt: Some(true),
-        prec_div: Some(true),
-        fmad: Some(false),
-        use_fast_math: None,
-        options: vec!["--std=c++17".into()],
-        arch: Some(arch),
-        name: Some("vmafgpu_companions.cu".into()),
-        ..Default::default()
-    };
-    cudarc::nvrtc::compile_ptx_with_opts(SOURCE, opts)
-        .map_err(|e| Error::Backend(format!("companion kernel compilation failed: {e}")))
+    super::kernels::compile_source(SOURCE, "vmafgpu_companions.cu", arch)
 }
 
 fn arch_of(ctx: &Arc<CudaContext>) -> Result<&'static str> {
     let (major, minor) = ctx.compute_capability().map_err(be("compute capability"))?;
-    Ok(match (major, minor) {
-        (7, 5) => "compute_75",
-        (8, 0) => "compute_80",
-        (8, 6) => "compute_86",
-        (8, 7) => "compute_87",
-        (8, 9) => "compute_89",
-        (9, 0) => "compute_90",
-        (10, 0) => "compute_100",
-        (12, 0) => "compute_120",
-        (m, _) if m >= 10 => "compute_100",
-        _ => "compute_75",
-    })
+    Ok(super::kernels::arch_name(major, minor))
 }
 
 /// Per-geometry device state.

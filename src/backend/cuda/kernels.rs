@@ -135,6 +135,18 @@ mod device_repr {
 /// (no driver, no GPU). Returns the PTX, or the compiler log in the error.
 #[cfg(feature = "cuda")]
 pub fn compile_ptx(arch: &'static str) -> crate::Result<cudarc::nvrtc::Ptx> {
+    compile_source(SOURCE, "vmafgpu.cu", arch)
+}
+
+/// Compile a kernel text (`name` names it in the compiler's log) with NVRTC for `arch`, with
+/// the options every vmafgpu kernel needs for CPU-equal numbers: fmad off, no flush to zero,
+/// IEEE division and square root, no fast math.
+#[cfg(feature = "cuda")]
+pub fn compile_source(
+    source: &str,
+    name: &str,
+    arch: &'static str,
+) -> crate::Result<cudarc::nvrtc::Ptx> {
     // SAFETY: only probes for the shared library (dlopen), calls nothing in it.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err(crate::Error::Backend(
@@ -149,11 +161,30 @@ pub fn compile_ptx(arch: &'static str) -> crate::Result<cudarc::nvrtc::Ptx> {
         use_fast_math: None,
         options: vec!["--std=c++17".into()],
         arch: Some(arch),
-        name: Some("vmafgpu.cu".into()),
+        name: Some(name.into()),
         ..Default::default()
     };
-    cudarc::nvrtc::compile_ptx_with_opts(SOURCE, opts)
-        .map_err(|e| crate::Error::Backend(format!("kernel compilation failed: {e}")))
+    cudarc::nvrtc::compile_ptx_with_opts(source, opts)
+        .map_err(|e| crate::Error::Backend(format!("{name}: kernel compilation failed: {e}")))
+}
+
+/// The NVRTC architecture for a device of compute capability `major.minor`.
+#[cfg(feature = "cuda")]
+pub fn arch_name(major: i32, minor: i32) -> &'static str {
+    match (major, minor) {
+        (7, 5) => "compute_75",
+        (8, 0) => "compute_80",
+        (8, 6) => "compute_86",
+        (8, 7) => "compute_87",
+        (8, 9) => "compute_89",
+        (9, 0) => "compute_90",
+        (10, 0) => "compute_100",
+        (12, 0) => "compute_120",
+        // Anything newer runs PTX of the newest listed architecture it supports; older GPUs
+        // are below what CUDA 13 supports anyway.
+        (m, _) if m >= 10 => "compute_100",
+        _ => "compute_75",
+    }
 }
 
 #[cfg(test)]
