@@ -16,7 +16,7 @@
 //!   per block in raster order (`psnr_hvs::PlaneSum`), bit for bit.
 //! - CIEDE2000: per-pixel dE00 on the GPU, added by the host in order (`ciede::DeltaSum`); the
 //!   kernel calls CUDA's pow/sin/cos/exp/atan2 (not glibc's), so the score may differ from the
-//!   CPU's in its last digits: tests/companion_parity.rs bounds it (1e-4 dB) and prints the
+//!   CPU's in its last digits: tests/companion_parity.rs bounds it (1e-6 dB, the worst case of 1-ulp pixel errors) and prints the
 //!   largest difference measured.
 //!
 //! A frame is described by a [`Plan`]: regions of one device arena (inputs, scratch, results),
