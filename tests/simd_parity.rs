@@ -185,6 +185,87 @@ fn adm_builds_agree() {
     each_case("adm", &DEPTHS, |r, d, isa| adm::compute_with(r, d, &p, isa));
 }
 
+/// ADM's hand-written decouple kernels (8 pixels per step, the rest of each row portable) on
+/// every width from 33 to 80 (scale-0 rows of every length modulo 8, scale 1-3 rows shorter
+/// than one step), odd and even heights, every depth 8 to 16, padded strides, three
+/// enhancement gain limits (100, 1, and a non-integer one), and two more contents that reach
+/// the enhancement step: a contrast-amplified and a contrast-reduced distorted frame (the angle
+/// test passes, `k` clamps at 1 or stays below it).
+#[test]
+fn adm_builds_agree_edge_widths() {
+    let isas = Isa::all_supported();
+    let mut bad = vec![];
+    let mut checked = 0;
+    for w in 33..=80usize {
+        for h in [33usize, 38] {
+            for bpc in 8..=16u8 {
+                let max = (1i64 << bpc) - 1;
+                let k = (w * 131 + h * 7 + usize::from(bpc)) % (CONTENTS.len() + 2);
+                let (r, d) = if k < CONTENTS.len() {
+                    frames(
+                        CONTENTS[k],
+                        w,
+                        h,
+                        bpc,
+                        (w * 977 + h) as u64 + u64::from(bpc),
+                    )
+                } else {
+                    // Natural reference, distorted = mean + (reference - mean) * gain.
+                    let (r, _) = frames(Content::Natural, w, h, bpc, w as u64 + u64::from(bpc));
+                    let gain = if k == CONTENTS.len() { 1.5 } else { 0.6 };
+                    let mean = max / 2;
+                    let d = r
+                        .iter()
+                        .map(|&v| {
+                            let x = mean as f64 + (i64::from(v) - mean) as f64 * gain;
+                            (x as i64).clamp(0, max) as u16
+                        })
+                        .collect();
+                    (r, d)
+                };
+                // Every other case through a padded stride (7 samples of garbage per row).
+                let stride = if (w + h).is_multiple_of(2) { w } else { w + 7 };
+                let pad = |v: &[u16]| {
+                    let mut out = vec![max as u16; stride * h];
+                    for y in 0..h {
+                        out[y * stride..y * stride + w].copy_from_slice(&v[y * w..(y + 1) * w]);
+                    }
+                    out
+                };
+                let (rs, ds) = (pad(&r), pad(&d));
+                fn plane(v: &[u16], w: usize, h: usize, stride: usize, bpc: u8) -> Plane<'_> {
+                    Plane {
+                        data: v,
+                        width: w,
+                        height: h,
+                        stride,
+                        bpc,
+                    }
+                }
+                let (rp, dp) = (plane(&rs, w, h, stride, bpc), plane(&ds, w, h, stride, bpc));
+                for egl in [100.0, 1.0, 37.3] {
+                    let p = adm::AdmParams {
+                        enhn_gain_limit: egl,
+                        ..adm::AdmParams::default()
+                    };
+                    let want = adm::compute_with(rp, dp, &p, Isa::Scalar);
+                    for &isa in &isas[1..] {
+                        let got = adm::compute_with(rp, dp, &p, isa);
+                        if got != want {
+                            bad.push(format!(
+                                "{w}x{h} stride {stride} {bpc}-bit content {k} egl {egl} {isa:?}: \
+                                 got {got:?}, want {want:?}"
+                            ));
+                        }
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    finish("adm edge widths", bad, checked);
+}
+
 #[test]
 fn motion_builds_agree() {
     each_case("motion", &DEPTHS, motion::sad_with);
