@@ -71,3 +71,35 @@ extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 motion_u16(const vg_u16 *prev, const vg_u16 *cur, MotionArgs a, vg_u64 *sad) {
     motion_impl<vg_u16>(prev, cur, a, sad);
 }
+
+// Range check of host planes taken without a host copy (the zero-copy route, bpc 9..15): a
+// sample above 2^bpc - 1 has a bit of `mask` set. The engine refuses such a frame before it
+// takes it, so this runs before the frame's other kernels and the host waits for *bad.
+//
+//   range_u16(const u16 *a, const u16 *b, RangeArgs r, u64 *bad)
+//       any grid, VG_BLOCK threads; a and b are r.n compact 2-byte samples each, 8-byte
+//       aligned (device allocations); adds to *bad the number of threads that saw a sample
+//       with a bit of r.mask set (0 when every sample fits).
+//
+// Must match RangeArgs in src/backend/cuda/kernels.rs.
+struct RangeArgs {
+    vg_u32 n;    // samples per plane, <= 15360 x 8640 < 2^28: no index below wraps
+    vg_u32 mask; // 0xffff << bpc, in the low 16 bits
+};
+static_assert(sizeof(RangeArgs) == 8, "RangeArgs layout");
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+range_u16(const vg_u16 *__restrict__ a, const vg_u16 *__restrict__ b, RangeArgs r,
+          vg_u64 *__restrict__ bad) {
+    const vg_u64 lanes = (vg_u64)(r.mask & 0xffffu) * 0x0001000100010001ull;
+    const vg_u32 step = gridDim.x * VG_BLOCK;
+    const vg_u32 first = blockIdx.x * VG_BLOCK + (vg_u32)vg_tid();
+    // Four samples per 8-byte word, then the last n % 4 samples one by one.
+    const vg_u32 words = r.n / 4;
+    const vg_u64 *a8 = (const vg_u64 *)a;
+    const vg_u64 *b8 = (const vg_u64 *)b;
+    vg_u64 acc = 0;
+    for (vg_u32 i = first; i < words; i += step) acc |= a8[i] | b8[i];
+    for (vg_u32 i = words * 4 + first; i < r.n; i += step) acc |= (vg_u64)a[i] | (vg_u64)b[i];
+    if ((acc & lanes) != 0) vg_atomic_add_u64(bad, 1);
+}

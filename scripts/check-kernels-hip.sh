@@ -5,7 +5,7 @@
 #
 #  1. hipcc, device code only, for every target in HIP_ARCHS (default: gfx90a, CDNA2, wave64;
 #     gfx1030, RDNA2, wave32; HIP 5.2 refuses wave64 on GFX10): each code object must hold the
-#     13 kernels, use at most 64 KiB of LDS and no scratch memory.
+#     14 kernels, use at most 64 KiB of LDS and no scratch memory.
 #  2. The LLVM IR for gfx90a must have no contracted or fused floating-point operation
 #     (-ffp-contract=off: hipcc's default would fuse a*b+c, which rounds differently from the CPU).
 #  3. hipRTC, through the backend's own dlopen binding and options, compiles the same text for
@@ -59,7 +59,7 @@ if [ -z "${HIP_ARCHS:-}" ]; then
     echo "check-kernels-hip: gfx1100 skipped: this ROCm ($bitcode_dir) has no gfx1100 device library"
   fi
 fi
-kernels="vif_s0_u8 vif_s0_u16 vif_s1 vif_s2 vif_s3 adm_dwt_s0_u8 adm_dwt_s0_u16 adm_dwt_s123 adm_cm_s0 adm_cm_s123 adm_finalize motion_u8 motion_u16"
+kernels="vif_s0_u8 vif_s0_u16 vif_s1 vif_s2 vif_s3 adm_dwt_s0_u8 adm_dwt_s0_u16 adm_dwt_s123 adm_cm_s0 adm_cm_s123 adm_finalize motion_u8 motion_u16 range_u16"
 flags=(-x hip --cuda-device-only -O3 -std=c++17 -ffp-contract=off -include hip/hip_runtime.h)
 
 fail=0
@@ -80,7 +80,7 @@ check_object() { # name, offload target id, code object
     echo "check-kernels-hip: $name: LDS $lds bytes (max 65536), scratch $scratch bytes (want 0)" >&2
     fail=1
   fi
-  echo "check-kernels-hip: $name ($target): 13 kernels, wavefront $waves, LDS <= $lds bytes, scratch $scratch"
+  echo "check-kernels-hip: $name ($target): 14 kernels, wavefront $waves, LDS <= $lds bytes, scratch $scratch"
 }
 
 compile() { # name, offload arch, extra flags...

@@ -83,8 +83,13 @@ fn plane_bytes(p: &gstvmafgpu::picture::OwnedPlane) -> Vec<u8> {
     }
 }
 
-/// Run one job's plan in the emulator.
-fn run_emulated(exe: &Path, job: &FrameJob) -> FrameAccum {
+/// Run one job's plan in the emulator: the accumulators and the range check's word.
+fn run_emulated(exe: &Path, job: &FrameJob) -> (FrameAccum, u64) {
+    run_plan(exe, job, false)
+}
+
+/// Run one job's plan in the emulator (with `range_only`, only its range check).
+fn run_plan(exe: &Path, job: &FrameJob, range_only: bool) -> (FrameAccum, u64) {
     let r = &job.reference;
     let consts = AdmConstants::new(&job.adm);
     let p = Plan::new(r.width, r.height, r.bpc, job.vif.enhn_gain_limit, &consts);
@@ -131,10 +136,13 @@ fn run_emulated(exe: &Path, job: &FrameJob) -> FrameAccum {
         }
     }
     let mut launches: Vec<&plan::Launch> = Vec::new();
-    if job.prev_ref.is_some() {
-        launches.push(&p.motion);
+    launches.extend(p.range.as_ref());
+    if !range_only {
+        if job.prev_ref.is_some() {
+            launches.push(&p.motion);
+        }
+        launches.extend(p.launches.iter());
     }
-    launches.extend(p.launches.iter());
     u32le(&mut input, launches.len() as u32);
     for l in launches {
         plan::check_signature(l).unwrap();
@@ -155,6 +163,7 @@ fn run_emulated(exe: &Path, job: &FrameJob) -> FrameAccum {
                 Arg::Vif(v) => push_bytes(&mut input, struct_bytes(v)),
                 Arg::Adm(v) => push_bytes(&mut input, struct_bytes(v)),
                 Arg::Motion(v) => push_bytes(&mut input, struct_bytes(v)),
+                Arg::Range(v) => push_bytes(&mut input, struct_bytes(v)),
             }
         }
     }
@@ -180,7 +189,10 @@ fn run_emulated(exe: &Path, job: &FrameJob) -> FrameAccum {
         .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
         .collect();
     assert_eq!(words.len(), plan::slot::RESULTS);
-    plan::accum_from_words(&words, job.features, job.prev_ref.is_some())
+    (
+        plan::accum_from_words(&words, job.features, job.prev_ref.is_some()),
+        words[plan::slot::RANGE],
+    )
 }
 
 fn push_bytes(v: &mut Vec<u8>, b: Vec<u8>) {
@@ -197,8 +209,13 @@ fn compare(cases: &[(Content, usize, usize, u8, VifParams, AdmParams)]) {
         let (r, d, prev) = gpu_content::frames(c, w, h, bpc, 7 + i as u64);
         let job = gpu_content::job(i as u64, r, d, Some(prev), vif, adm);
         let want = compute_job_cpu(&job).expect("CPU reference");
-        let got = run_emulated(exe, &job);
+        let (got, range) = run_emulated(exe, &job);
         n += 1;
+        if range != 0 {
+            bad.push(format!(
+                "{c:?} {w}x{h} {bpc}-bit: the range check flags in-range samples ({range})"
+            ));
+        }
         if got != want {
             bad.push(format!(
                 "{c:?} {w}x{h} {bpc}-bit egl {}/{}:\n  cpu {want:?}\n  emu {got:?}",
@@ -253,4 +270,66 @@ fn emulated_kernels_equal_cpu_larger_and_options() {
         (Content::Natural, 120, 90, 10, v, rdh),
     ];
     compare(&cases);
+}
+
+/// The range check (kernels/motion.cu `range_u16`, run before a zero-copy frame is taken) finds
+/// one out-of-range sample wherever it is: first, last, in the 4-sample words or the tail, in
+/// either plane; and passes planes at the largest value.
+#[test]
+fn emulated_range_check_finds_every_out_of_range_sample() {
+    use gstvmafgpu::picture::OwnedPlane;
+    let Some(exe) = emulator() else { return };
+    let mut bad = Vec::new();
+    let mut runs = 0;
+    // w * h % 4 = 0, 1, 2, 3.
+    for &(w, h) in &[(36, 33), (33, 33), (33, 34), (35, 33)] {
+        for bpc in [9u8, 10, 12, 15] {
+            let max = (1u16 << bpc) - 1;
+            let n = w * h;
+            let plane = |data: Vec<u16>| OwnedPlane {
+                data,
+                width: w,
+                height: h,
+                bpc,
+            };
+            let job = |r: Vec<u16>, d: Vec<u16>| {
+                gpu_content::job(
+                    0,
+                    plane(r),
+                    plane(d),
+                    None,
+                    VifParams::default(),
+                    AdmParams::default(),
+                )
+            };
+            let full = vec![max; n];
+            let (_, word) = run_plan(exe, &job(full.clone(), full.clone()), true);
+            runs += 1;
+            if word != 0 {
+                bad.push(format!("{w}x{h} {bpc}-bit: planes at {max} flagged"));
+            }
+            for at in [0, 1, n / 2, n - 4, n - 3, n - 2, n - 1] {
+                for (which, over) in [(0, max + 1), (1, max + 1), (0, u16::MAX), (1, 1 << 15)] {
+                    let mut planes = [full.clone(), full.clone()];
+                    planes[which][at] = over;
+                    let [r, d] = planes;
+                    let (_, word) = run_plan(exe, &job(r, d), true);
+                    runs += 1;
+                    if word == 0 {
+                        bad.push(format!(
+                            "{w}x{h} {bpc}-bit: {over} at sample {at} of plane {which} not found"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if !bad.is_empty() {
+        panic!(
+            "{} of {runs} range checks wrong:\n{}",
+            bad.len(),
+            bad.join("\n")
+        );
+    }
+    eprintln!("{runs} range checks: every out-of-range sample found, no false alarm");
 }

@@ -9,7 +9,7 @@
 //!   own stream, device buffers, pinned staging (host -> device) and pinned readback memory, all
 //!   allocated once per geometry: no per-frame allocation. While the GPU computes frame n, the
 //!   worker copies frame n+1 into pinned memory and queues its upload; results come back
-//!   asynchronously (a 424-byte readback per frame) and are returned in submission order.
+//!   asynchronously (a 432-byte readback per frame) and are returned in submission order.
 //! - 8-bit content is uploaded as 8-bit samples.
 //! - Host planes ([`Backend::submit_host`], the engine's zero-copy route): a plane in pinned
 //!   memory (the element's pool, [`pinned`]) is uploaded straight from the caller's buffer with
@@ -17,6 +17,11 @@
 //!   event; a plane in pageable memory is row-copied into the slot's staging on the stage
 //!   threads (no sample conversion), then uploaded. VMAFGPU_DIRECT_UPLOAD=0 stages pinned
 //!   planes too (for measurements).
+//! - Host planes of 9 to 15 bits are range-checked on the GPU (kernels/motion.cu `range_u16`,
+//!   a few microseconds) right after their upload, and the submitting thread waits for the
+//!   verdict ([`Backend::checks_host_ranges`]): the frame is taken only when every sample fits,
+//!   and the host never reads the planes (a 4K 10-bit pair is 33 MB). VMAFGPU_RANGE_CHECK=host
+//!   scans them on the host instead, before the upload (for measurements).
 //! - Motion reads the previous frame's reference where it already is on the GPU (the previous
 //!   slot), so each reference is uploaded once.
 
@@ -477,6 +482,14 @@ fn driver_says_pinned(bytes: &[u8]) -> bool {
     !bytes.is_empty() && ask(bytes.as_ptr()) && ask(bytes[bytes.len() - 1..].as_ptr())
 }
 
+/// Whether host planes of 9 to 15 bits are range-checked on the GPU after their upload (a few
+/// microseconds of GPU time) instead of scanned on the host before it (a 4K 10-bit pair is 33
+/// MB of host memory to read). VMAFGPU_RANGE_CHECK=host keeps the host scan (for measurements).
+fn range_check_on_gpu() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("VMAFGPU_RANGE_CHECK").as_deref() != Ok("host"))
+}
+
 /// VMAFGPU_DIRECT_UPLOAD=0 stages pinned host planes like pageable ones (for measurements).
 fn direct_upload() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
@@ -520,7 +533,13 @@ enum Pending {
 }
 
 enum Msg {
-    Job(Box<FrameJob>, Option<Box<HostFrame>>),
+    /// A job; with a verdict channel (host planes of 9 to 15 bits), the worker checks the
+    /// samples' range on the GPU and answers there before the job counts as taken.
+    Job(
+        Box<FrameJob>,
+        Option<Box<HostFrame>>,
+        Option<Sender<Result<()>>>,
+    ),
     Reset,
     Time(Box<FrameJob>, usize, Sender<Result<KernelTimes>>),
 }
@@ -679,6 +698,7 @@ impl Worker {
             Vif(kernels::VifArgs),
             Adm(kernels::AdmArgs),
             Mot(kernels::MotionArgs),
+            Range(kernels::RangeArgs),
         }
         let mut vals = Vec::with_capacity(l.args.len());
         for a in &l.args {
@@ -688,6 +708,7 @@ impl Worker {
                 Arg::Vif(v) => V::Vif(v),
                 Arg::Adm(v) => V::Adm(v),
                 Arg::Motion(v) => V::Mot(v),
+                Arg::Range(v) => V::Range(v),
             });
         }
         let stream = &self.slots[s].stream;
@@ -698,6 +719,7 @@ impl Worker {
                 V::Vif(x) => b.arg(x),
                 V::Adm(x) => b.arg(x),
                 V::Mot(x) => b.arg(x),
+                V::Range(x) => b.arg(x),
             };
         }
         let cfg = LaunchConfig {
@@ -715,7 +737,16 @@ impl Worker {
         Ok(())
     }
 
-    fn submit(&mut self, job: &FrameJob, host: Option<&HostFrame>) -> Result<Pending> {
+    /// Queue one frame. With `check_range` (host planes of 9 to 15 bits), the reference and
+    /// distorted planes are checked on the GPU right after their upload, and a frame with a
+    /// sample above `2^bpc - 1` is refused with the host scan's error (its first bad sample),
+    /// leaving the worker as it was.
+    fn submit(
+        &mut self,
+        job: &FrameJob,
+        host: Option<&HostFrame>,
+        check_range: bool,
+    ) -> Result<Pending> {
         let (r, d) = (&*job.reference, &*job.distorted);
         let (w, h, bpc) = (r.width, r.height, r.bpc);
         // A host plane replaces the job's (geometry-only) plane and must have its geometry.
@@ -879,6 +910,32 @@ impl Worker {
         slot.uploaded
             .record(&slot.stream)
             .map_err(be("cuEventRecord"))?;
+        if check_range && let (Some(x), Some(l)) = (host, plan.range.clone()) {
+            let refused = self.range_refused(s, &l);
+            if refused.is_err() {
+                let _ = self.slots[s].stream.synchronize();
+            }
+            // Synchronized: the uploads no longer read the caller's planes.
+            drop(keep);
+            match refused {
+                Ok(false) => keep = Vec::new(),
+                Ok(true) => {
+                    self.next = s;
+                    crate::backend::host::check_ranges(&[
+                        (&x.reference, "luma"),
+                        (&x.distorted, "luma"),
+                    ])?;
+                    return Err(Error::Backend(
+                        "CUDA: the range check found a sample the host scan does not".into(),
+                    ));
+                }
+                Err(e) => {
+                    self.next = s;
+                    return Err(e);
+                }
+            }
+        }
+        let plan = self.plan.as_ref().expect("plan set up");
         self.slots[s].keep = keep;
         let slot = &self.slots[s];
         if let Some(k) = motion_from {
@@ -935,6 +992,26 @@ impl Worker {
         Ok(Pending::Slot(s))
     }
 
+    /// Run the range check `l` on slot `s` after the uploads queued there and wait for it:
+    /// whether a sample is out of range. Leaves the slot's stream idle.
+    fn range_refused(&mut self, s: usize, l: &plan::Launch) -> Result<bool> {
+        self.launch(s, l)?;
+        let slot = &mut self.slots[s];
+        let acc = slot.buf(Buf::Acc).expect("Acc").ptr + 8 * slot::RANGE as u64;
+        let st = slot.stream.cu_stream();
+        // SAFETY: one u64 from inside the results (RANGE < RESULTS words of acc) into the
+        // first word of the pinned readback (RESULTS words), read after the synchronize below.
+        unsafe {
+            let rb = slot.readback.slice_mut(0, 8);
+            result::memcpy_dtoh_async(rb, acc, st).map_err(be("read back the range check"))?;
+        }
+        slot.stream
+            .synchronize()
+            .map_err(be("cuStreamSynchronize"))?;
+        let word = slot.readback.slice(0, 8);
+        Ok(u64::from_le_bytes(word.try_into().expect("8 bytes")) != 0)
+    }
+
     /// Block until every frame in flight is done (their results stay queued).
     fn drain_for_setup(&mut self) -> Result<()> {
         for s in &self.slots {
@@ -973,7 +1050,7 @@ impl Worker {
         // Once through every slot, so that each holds the frame.
         let mut s = 0;
         for _ in 0..SLOTS {
-            s = match self.submit(job, None)? {
+            s = match self.submit(job, None, false)? {
                 Pending::Slot(s) => s,
                 Pending::Failed(e) => return Err(e),
             };
@@ -1084,7 +1161,7 @@ impl Worker {
                 }
             };
             match msg {
-                Some(Msg::Job(job, host)) => {
+                Some(Msg::Job(job, host, verdict)) => {
                     // Results that must be delivered before this job: all of them when the
                     // geometry changes (the slots are rebuilt), else up to the one of the slot
                     // about to be reused. The queue is in submission order.
@@ -1100,13 +1177,21 @@ impl Worker {
                             return;
                         }
                     }
-                    let p = match self.submit(&job, host.as_deref()) {
-                        Ok(p) => p,
-                        Err(e) => Pending::Failed(e),
-                    };
+                    let submitted = self.submit(&job, host.as_deref(), verdict.is_some());
                     drop(host);
                     self.release_uploaded();
-                    self.queue.push_back(p);
+                    match (submitted, verdict) {
+                        (Ok(p), Some(v)) => {
+                            self.queue.push_back(p);
+                            let _ = v.send(Ok(()));
+                        }
+                        // Refused: the submitter gets the error, nothing is queued.
+                        (Err(e), Some(v)) => {
+                            let _ = v.send(Err(e));
+                        }
+                        (Ok(p), None) => self.queue.push_back(p),
+                        (Err(e), None) => self.queue.push_back(Pending::Failed(e)),
+                    }
                     while self.front_ready() {
                         let r = self.pop_front().expect("ready");
                         if out.send(Out::Result(Box::new(r))).is_err() {
@@ -1265,7 +1350,7 @@ impl Backend for CudaBackend {
     }
 
     fn submit(&mut self, job: FrameJob) -> Result<()> {
-        self.send(Msg::Job(Box::new(job), None))?;
+        self.send(Msg::Job(Box::new(job), None, None))?;
         self.in_flight += 1;
         Ok(())
     }
@@ -1274,8 +1359,22 @@ impl Backend for CudaBackend {
         true
     }
 
+    fn checks_host_ranges(&self) -> bool {
+        range_check_on_gpu()
+    }
+
     fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {
-        self.send(Msg::Job(Box::new(job), Some(Box::new(host))))?;
+        let bpc = host.reference.bpc();
+        if !(self.checks_host_ranges() && bpc != 8 && bpc != 16) {
+            self.send(Msg::Job(Box::new(job), Some(Box::new(host)), None))?;
+            self.in_flight += 1;
+            return Ok(());
+        }
+        // Wait for the GPU's range check: only a frame that passes is taken.
+        let (tx, rx) = mpsc::channel();
+        self.send(Msg::Job(Box::new(job), Some(Box::new(host)), Some(tx)))?;
+        rx.recv()
+            .map_err(|_| Error::Backend("CUDA: worker thread has stopped".into()))??;
         self.in_flight += 1;
         Ok(())
     }

@@ -579,6 +579,7 @@ impl Worker {
             Vif(kernels::VifArgs),
             Adm(kernels::AdmArgs),
             Mot(kernels::MotionArgs),
+            Range(kernels::RangeArgs),
         }
         let mut vals = Vec::with_capacity(l.args.len());
         for a in &l.args {
@@ -591,6 +592,7 @@ impl Worker {
                 Arg::Vif(v) => V::Vif(v),
                 Arg::Adm(v) => V::Adm(v),
                 Arg::Motion(v) => V::Mot(v),
+                Arg::Range(v) => V::Range(v),
             });
         }
         // hipModuleLaunchKernel's kernelParams: one pointer to each argument's value. `vals`
@@ -602,6 +604,7 @@ impl Worker {
                 V::Vif(x) => x as *mut kernels::VifArgs as *mut c_void,
                 V::Adm(x) => x as *mut kernels::AdmArgs as *mut c_void,
                 V::Mot(x) => x as *mut kernels::MotionArgs as *mut c_void,
+                V::Range(x) => x as *mut kernels::RangeArgs as *mut c_void,
             })
             .collect();
         // SAFETY: the argument list matches the kernel's C signature (check_signature above,

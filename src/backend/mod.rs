@@ -135,6 +135,15 @@ pub trait Backend: Send {
         false
     }
 
+    /// Whether [`Backend::submit_host`] checks the host planes' samples itself. Then a frame
+    /// with a sample above `2^bpc - 1` is refused there with [`Error::SampleRange`] (the first
+    /// such sample in row order, reference before distorted, both named "luma") and nothing
+    /// of it is taken: no result will come for it and the backend is as before the call. The
+    /// engine then does not scan the planes on the host first.
+    fn checks_host_ranges(&self) -> bool {
+        false
+    }
+
     /// Queue a job whose luma planes are in the caller's memory: `host` holds the samples;
     /// `job.reference` and `job.distorted` (and `job.prev_ref` when `host.prev_ref` is set)
     /// carry only the geometry (width, height, bpc; no samples). `job.prev_ref.is_some()` still

@@ -905,7 +905,9 @@ impl Scorer {
                 )));
             }
         }
-        crate::backend::host::check_ranges(&[(&ref_luma, "luma"), (&dist_luma, "luma")])?;
+        if !self.backend.checks_host_ranges() {
+            crate::backend::host::check_ranges(&[(&ref_luma, "luma"), (&dist_luma, "luma")])?;
+        }
 
         // Accepted: from here on the frame belongs to the clip.
         let shape = match &self.shape {
@@ -955,7 +957,10 @@ impl Scorer {
             prev_ref: host_prev,
         };
         if let Err(e) = self.backend.submit_host(job, host) {
-            self.abort_clip();
+            // A range refusal takes nothing (Backend::checks_host_ranges): the clip goes on.
+            if !(matches!(e, Error::SampleRange { .. }) && self.backend.checks_host_ranges()) {
+                self.abort_clip();
+            }
             return Err(e);
         }
         self.clip.geometry = Some(geometry);

@@ -27,6 +27,7 @@
 struct EmuDim3 { unsigned x, y, z; };
 static thread_local EmuDim3 threadIdx;
 static EmuDim3 blockIdx;
+static EmuDim3 gridDim;
 static std::barrier<> *g_sync;
 
 #define __global__
@@ -74,6 +75,7 @@ struct Pool {
     }
     void run(unsigned gx, unsigned gy, std::function<void()> f) {
         fn = std::move(f);
+        gridDim = {gx, gy, 1};
         for (unsigned by = 0; by < gy; ++by)
             for (unsigned bx = 0; bx < gx; ++bx) {
                 blockIdx = {bx, by, 0};
@@ -135,6 +137,7 @@ int main() {
         auto VA = [&](int i) { VifArgs v; memcpy(&v, a[i].bytes.data(), sizeof v); return v; };
         auto AA = [&](int i) { AdmArgs v; memcpy(&v, a[i].bytes.data(), sizeof v); return v; };
         auto MA = [&](int i) { MotionArgs v; memcpy(&v, a[i].bytes.data(), sizeof v); return v; };
+        auto RA = [&](int i) { RangeArgs v; memcpy(&v, a[i].bytes.data(), sizeof v); return v; };
         std::function<void()> fn;
         if (name == "vif_s0_u8") { auto v = VA(2); fn = [=] { vif_s0_u8((const vg_u8 *)P(0), (const vg_u8 *)P(1), v, (const vg_u16 *)P(3), (vg_u16 *)P(4), (vg_u16 *)P(5), (vg_u64 *)P(6)); }; }
         else if (name == "vif_s0_u16") { auto v = VA(2); fn = [=] { vif_s0_u16((const vg_u16 *)P(0), (const vg_u16 *)P(1), v, (const vg_u16 *)P(3), (vg_u16 *)P(4), (vg_u16 *)P(5), (vg_u64 *)P(6)); }; }
@@ -149,6 +152,7 @@ int main() {
         else if (name == "adm_finalize") { fn = [=] { adm_finalize((const vg_u64 *)P(0), (const FinalizeEntry *)P(1), (vg_u64 *)P(2)); }; }
         else if (name == "motion_u8") { auto v = MA(2); fn = [=] { motion_u8((const vg_u8 *)P(0), (const vg_u8 *)P(1), v, (vg_u64 *)P(3)); }; }
         else if (name == "motion_u16") { auto v = MA(2); fn = [=] { motion_u16((const vg_u16 *)P(0), (const vg_u16 *)P(1), v, (vg_u64 *)P(3)); }; }
+        else if (name == "range_u16") { auto v = RA(2); fn = [=] { range_u16((const vg_u16 *)P(0), (const vg_u16 *)P(1), v, (vg_u64 *)P(3)); }; }
         else fail("unknown kernel");
         pool.run(gx, gy, fn);
     }

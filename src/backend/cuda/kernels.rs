@@ -82,6 +82,14 @@ pub struct MotionArgs {
     pub pad0: i32,
 }
 
+/// `RangeArgs` in kernels/motion.cu: `n` samples per plane, `mask` = the bits above `bpc`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RangeArgs {
+    pub n: u32,
+    pub mask: u32,
+}
+
 /// `FinalizeEntry` in kernels/adm.cu: one accumulator = sum over rows `begin..end` of
 /// `(rows[src + r] + add) >> shift`.
 #[repr(C)]
@@ -129,6 +137,8 @@ mod device_repr {
     unsafe impl cudarc::driver::DeviceRepr for AdmArgs {}
     // SAFETY: as above.
     unsafe impl cudarc::driver::DeviceRepr for MotionArgs {}
+    // SAFETY: as above (two u32, no padding).
+    unsafe impl cudarc::driver::DeviceRepr for RangeArgs {}
 }
 
 /// Compile [`SOURCE`] to PTX with NVRTC for `arch` (e.g. "compute_90"). Needs only libnvrtc
@@ -216,6 +226,8 @@ mod tests {
     #[test]
     fn small_args_layout() {
         assert_eq!(size_of::<MotionArgs>(), 16);
+        assert_eq!(size_of::<RangeArgs>(), 8);
+        assert_eq!(offset_of!(RangeArgs, mask), 4);
         assert_eq!(size_of::<FinalizeEntry>(), 32);
         assert_eq!(offset_of!(FinalizeEntry, add), 16);
         assert_eq!(offset_of!(FinalizeEntry, dst), 28);

@@ -8,7 +8,7 @@
 //! Every constant below is libvmaf 3.2.0's (`libvmaf/src/feature/integer_vif.c`,
 //! `integer_adm.c`, `integer_motion.c`); the comments name the C variable.
 
-use super::kernels::{AdmArgs, FinalizeEntry, MotionArgs, VifArgs};
+use super::kernels::{AdmArgs, FinalizeEntry, MotionArgs, RangeArgs, VifArgs};
 use crate::features::adm::AdmConstants;
 
 /// Index of each accumulator in the frame's result buffer (u64 words).
@@ -21,8 +21,11 @@ pub mod slot {
     pub const ADM: usize = 16;
     /// Motion SAD.
     pub const MOTION: usize = 52;
+    /// The range check's count of threads that saw an out-of-range sample (host planes of 9 to
+    /// 15 bits only; kernels/motion.cu `range_u16`).
+    pub const RANGE: usize = 53;
     /// Number of result words; per-row sums follow them in the same buffer.
-    pub const RESULTS: usize = 53;
+    pub const RESULTS: usize = 54;
 }
 
 /// Logical buffers of a frame slot.
@@ -69,10 +72,11 @@ pub enum Kernel {
     AdmFinalize,
     MotionU8,
     MotionU16,
+    RangeU16,
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 13] = [
+    pub const ALL: [Kernel; 14] = [
         Kernel::VifS0U8,
         Kernel::VifS0U16,
         Kernel::VifS1,
@@ -86,6 +90,7 @@ impl Kernel {
         Kernel::AdmFinalize,
         Kernel::MotionU8,
         Kernel::MotionU16,
+        Kernel::RangeU16,
     ];
 
     pub fn name(self) -> &'static str {
@@ -103,6 +108,7 @@ impl Kernel {
             Kernel::AdmFinalize => "adm_finalize",
             Kernel::MotionU8 => "motion_u8",
             Kernel::MotionU16 => "motion_u16",
+            Kernel::RangeU16 => "range_u16",
         }
     }
 }
@@ -114,6 +120,7 @@ pub enum ArgKind {
     Vif,
     Adm,
     Motion,
+    Range,
 }
 
 impl Kernel {
@@ -137,6 +144,8 @@ impl Kernel {
             Kernel::AdmFinalize => &[Ptr, Ptr, Ptr],
             // (prev, cur, MotionArgs, sad)
             Kernel::MotionU8 | Kernel::MotionU16 => &[Ptr, Ptr, Motion, Ptr],
+            // (a, b, RangeArgs, bad)
+            Kernel::RangeU16 => &[Ptr, Ptr, Range, Ptr],
         }
     }
 }
@@ -148,6 +157,7 @@ pub fn check_signature(l: &Launch) -> crate::Result<()> {
         Arg::Vif(_) => ArgKind::Vif,
         Arg::Adm(_) => ArgKind::Adm,
         Arg::Motion(_) => ArgKind::Motion,
+        Arg::Range(_) => ArgKind::Range,
     };
     let sig = l.kernel.signature();
     if l.args.len() != sig.len() || l.args.iter().zip(sig).any(|(a, k)| kind(a) != *k) {
@@ -171,6 +181,7 @@ pub enum Arg {
     Vif(VifArgs),
     Adm(AdmArgs),
     Motion(MotionArgs),
+    Range(RangeArgs),
 }
 
 /// One kernel launch: `grid` blocks of `BLOCK` threads (1-D blocks).
@@ -201,6 +212,10 @@ pub struct Plan {
     pub bufs: Vec<(Buf, usize)>,
     /// The motion launch (only when the frame has a previous reference).
     pub motion: Launch,
+    /// The range check of the frame's reference and distorted planes, for 9- to 15-bit
+    /// samples (8- and 16-bit samples cannot be out of range): run first, and only for planes
+    /// taken from the caller's memory without a host check.
+    pub range: Option<Launch>,
     /// VIF and ADM launches, in order, then the finalize launch.
     pub launches: Vec<Launch>,
     /// Contents of `Buf::Finalize`.
@@ -499,12 +514,33 @@ impl Plan {
             ],
         };
 
+        // One thread per 4 samples up to 1024 blocks (grid-stride beyond: a 4K pair is read in
+        // a few microseconds either way).
+        let range = (bpc != 8 && bpc != 16).then(|| Launch {
+            kernel: Kernel::RangeU16,
+            grid: (
+                (w * h).div_ceil(4 * BLOCK as usize).clamp(1, 1024) as u32,
+                1,
+            ),
+            args: vec![
+                Arg::Ptr(Buf::Ref, 0),
+                Arg::Ptr(Buf::Dis, 0),
+                Arg::Range(RangeArgs {
+                    // <= 15360 x 8640 samples (asserted by the engine's size limit), < 2^32.
+                    n: (w * h) as u32,
+                    mask: (0xffffu32 << bpc) & 0xffff,
+                }),
+                Arg::Ptr(Buf::Acc, 8 * slot::RANGE),
+            ],
+        });
+
         Plan {
             w,
             h,
             bpc,
             bufs,
             motion,
+            range,
             launches,
             finalize,
             acc_words,
