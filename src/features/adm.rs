@@ -595,6 +595,7 @@ fn compute_in(
             &mut ws.thi16,
             &mut ws.ref16,
             g.width,
+            simd,
         );
         dwt_s0(
             d,
@@ -604,6 +605,7 @@ fn compute_in(
             &mut ws.thi16,
             &mut ws.dis16,
             g.width,
+            simd,
         );
         let s = &mut acc.scales[0];
         s.den = den_s0(&ws.ref16, g);
@@ -975,13 +977,14 @@ impl Workspace {
 /// Horizontal DWT pass over one row `t` of the vertical pass: output `j` from the four inputs
 /// `ix[j]`. Outputs `1 .. reg_end` read `t[2j-1 ..= 2j+2]` without mirroring and are computed
 /// from contiguous pairs (so that the loop vectorises); output 0 and the last ones go through
-/// the index table.
+/// the index table. Outputs `1 ..= done` are already there (an AVX2 kernel did them).
 #[inline(always)]
 fn hpass<T: Copy, U>(
     t: &[T],
     ix: &[[usize; 4]],
     lo: &mut [U],
     hi: &mut [U],
+    done: usize,
     f: impl Fn([T; 4]) -> (U, U),
 ) {
     let half = ix.len();
@@ -996,9 +999,13 @@ fn hpass<T: Copy, U>(
     for j in reg_end..half {
         (lo[j], hi[j]) = f(at(j));
     }
-    let pairs_a = t[1..2 * reg_end - 1].chunks_exact(2);
-    let pairs_b = t[3..2 * reg_end + 1].chunks_exact(2);
-    let outs = lo[1..reg_end].iter_mut().zip(hi[1..reg_end].iter_mut());
+    let first = 1 + done;
+    debug_assert!(first <= reg_end);
+    let pairs_a = t[2 * first - 1..2 * reg_end - 1].chunks_exact(2);
+    let pairs_b = t[2 * first + 1..2 * reg_end + 1].chunks_exact(2);
+    let outs = lo[first..reg_end]
+        .iter_mut()
+        .zip(hi[first..reg_end].iter_mut());
     for ((p, q), (l, h)) in pairs_a.zip(pairs_b).zip(outs) {
         (*l, *h) = f([p[0], p[1], q[0], q[1]]);
     }
@@ -1160,6 +1167,7 @@ fn dwt_s0(
     thi: &mut [i16],
     out: &mut Bands16,
     bw: usize,
+    simd: bool,
 ) {
     let w = src.width;
     let shift = src.bpc as u32;
@@ -1179,8 +1187,17 @@ fn dwt_s0(
         // (50582 * 65535 = 3.3e9) wraps int32, and subtracting 46342 * 2^15 brings it back in
         // range (the true value is within -1.80e9..1.80e9), so wrapping arithmetic gives the
         // exact result, as libvmaf's wrapping int32 does. Stored values: -27411..=27411.
-        let srcs = r0.iter().zip(r1).zip(r2).zip(r3);
-        for ((((&s0, &s1), &s2), &s3), (l, h)) in srcs.zip(tlo.iter_mut().zip(thi.iter_mut())) {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+        let mut v0 = 0;
+        #[cfg(target_arch = "x86_64")]
+        if simd {
+            // SAFETY: `simd` is true only in compute_avx2 and compute_avx512, whose callers
+            // checked Isa::Avx2 or Isa::Avx512 (both include AVX2, all the kernel needs).
+            v0 = unsafe { x86::dwt_s0_vertical([r0, r1, r2, r3], tlo, thi, shift) };
+        }
+        let srcs = r0[v0..].iter().zip(&r1[v0..]).zip(&r2[v0..]).zip(&r3[v0..]);
+        let outs = tlo[v0..].iter_mut().zip(thi[v0..].iter_mut());
+        for ((((&s0, &s1), &s2), &s3), (l, h)) in srcs.zip(outs) {
             let (s0, s1, s2, s3) = (s0 as i32, s1 as i32, s2 as i32, s3 as i32);
             let lo = (LO[0] * s0)
                 .wrapping_add(LO[1] * s1)
@@ -1203,8 +1220,24 @@ fn dwt_s0(
             (((sl + 32768) >> 16) as i16, ((sh + 32768) >> 16) as i16)
         };
         let o = i * bw..(i + 1) * bw;
-        hpass(tlo, ix, &mut out.a[o.clone()], &mut out.v[o.clone()], f);
-        hpass(thi, ix, &mut out.h[o.clone()], &mut out.d[o], f);
+        let (a, v) = (&mut out.a[o.clone()], &mut out.v[o.clone()]);
+        let (hb, db) = (&mut out.h[o.clone()], &mut out.d[o]);
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+        let (mut done_lo, mut done_hi) = (0, 0);
+        #[cfg(target_arch = "x86_64")]
+        if simd {
+            // Outputs 1 .. reg_end are the regular ones (see `hpass`).
+            let reg_end = ((w - 1) / 2).min(bw);
+            // SAFETY: as for the vertical pass.
+            unsafe {
+                done_lo = x86::dwt_s0_horizontal(tlo, a, v, reg_end);
+                done_hi = x86::dwt_s0_horizontal(thi, hb, db, reg_end);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = simd;
+        hpass(tlo, ix, a, v, done_lo, f);
+        hpass(thi, ix, hb, db, done_hi, f);
     }
 }
 
@@ -1450,10 +1483,10 @@ fn dwt_s123<T: Copy + Into<i64>>(
         };
         let o = i * bw..(i + 1) * bw;
         match a.as_deref_mut() {
-            Some(a) => hpass(tlo, ix, &mut a[o.clone()], &mut v[o.clone()], f),
+            Some(a) => hpass(tlo, ix, &mut a[o.clone()], &mut v[o.clone()], 0, f),
             None => hpass_hi(tlo, ix, &mut v[o.clone()], |s| f(s).1),
         }
-        hpass(thi, ix, &mut h[o.clone()], &mut d[o], f);
+        hpass(thi, ix, &mut h[o.clone()], &mut d[o], 0, f);
     }
 }
 
@@ -2080,6 +2113,137 @@ mod x86 {
         }
         j
     }
+    /// Coefficient pairs `(c[2m], c[2m + 1])` of a 4-tap filter in each 32-bit lane, for
+    /// `_mm256_madd_epi16` on interleaved sample pairs.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn coef_pair(c: &[i32; 4], m: usize) -> __m256i {
+        // Every tap of LO and HI fits i16 (|tap| <= 27 411).
+        let pair = (c[2 * m] as i16 as u16 as u32) | ((c[2 * m + 1] as i16 as u16 as u32) << 16);
+        _mm256_set1_epi32(pair as i32)
+    }
+
+    /// The vertical pass of [`super::dwt_s0`] for one output row, 16 columns per step: `tlo`
+    /// and `thi` from the four input rows `rows`. Returns how many leading columns it did.
+    ///
+    /// The sums are the portable code's wrapping `i32` sums, modulo 2^32: the samples enter
+    /// `_mm256_madd_epi16` as `s - 32768` (an `i16`), which changes the low-pass sum by
+    /// `32768 * 46 342` (added back with the constant) and the high-pass sum by nothing (its
+    /// taps sum to 0). Each `madd` is exact (at most `32768 * (15 826 + 27 411)` < 2^31); the
+    /// adds wrap like the portable code's `wrapping_add`, so the shifted values are the same.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn dwt_s0_vertical(
+        rows: [&[u16]; 4],
+        tlo: &mut [i16],
+        thi: &mut [i16],
+        shift: u32,
+    ) -> usize {
+        use super::{HI, LO, LO_SUM};
+        let n = tlo.len().min(thi.len());
+        let add = 1i32 << (shift - 1);
+        // C_lo = 32768 * LO_SUM - LO_SUM * add + add, wrapping like the portable sums.
+        let c_lo = _mm256_set1_epi32(
+            (32768i32 * LO_SUM)
+                .wrapping_sub(LO_SUM.wrapping_mul(add))
+                .wrapping_add(add),
+        );
+        let c_hi = _mm256_set1_epi32(add);
+        let (lo01, lo23) = (coef_pair(&LO, 0), coef_pair(&LO, 1));
+        let (hi01, hi23) = (coef_pair(&HI, 0), coef_pair(&HI, 1));
+        let sh = _mm_cvtsi32_si128(shift as i32);
+        let bias = _mm256_set1_epi16(i16::MIN);
+        let ld = |s: &[u16], j: usize| {
+            let s = &s[j..j + 16];
+            // SAFETY: `s` is 32 readable bytes; loadu needs no alignment.
+            _mm256_xor_si256(unsafe { _mm256_loadu_si256(s.as_ptr().cast()) }, bias)
+        };
+        let mut j = 0;
+        while j + 16 <= n {
+            let (s0, s1, s2, s3) = (
+                ld(rows[0], j),
+                ld(rows[1], j),
+                ld(rows[2], j),
+                ld(rows[3], j),
+            );
+            // Columns 0-3 and 8-11 (`unpacklo`), 4-7 and 12-15 (`unpackhi`).
+            let p01 = [_mm256_unpacklo_epi16(s0, s1), _mm256_unpackhi_epi16(s0, s1)];
+            let p23 = [_mm256_unpacklo_epi16(s2, s3), _mm256_unpackhi_epi16(s2, s3)];
+            let pass = |c01: __m256i, c23: __m256i, k: __m256i| {
+                let f = |m: usize| {
+                    let s = _mm256_add_epi32(
+                        _mm256_madd_epi16(p01[m], c01),
+                        _mm256_madd_epi16(p23[m], c23),
+                    );
+                    _mm256_sra_epi32(_mm256_add_epi32(s, k), sh)
+                };
+                // `packs` of (0-3 | 8-11) and (4-7 | 12-15) is in column order.
+                let (a, b) = (f(0), f(1));
+                let a = _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(a));
+                let b = _mm256_srai_epi32::<16>(_mm256_slli_epi32::<16>(b));
+                _mm256_packs_epi32(a, b)
+            };
+            let l = pass(lo01, lo23, c_lo);
+            let h = pass(hi01, hi23, c_hi);
+            let (tl, th) = (&mut tlo[j..j + 16], &mut thi[j..j + 16]);
+            // SAFETY: `tl` and `th` are 32 writable bytes each; storeu needs no alignment.
+            unsafe {
+                _mm256_storeu_si256(tl.as_mut_ptr().cast(), l);
+                _mm256_storeu_si256(th.as_mut_ptr().cast(), h);
+            }
+            j += 16;
+        }
+        j
+    }
+
+    /// The regular outputs of the horizontal pass of [`super::dwt_s0`] (see
+    /// [`super::hpass`]), 16 per step: output `j` (from 1) of the low- and high-pass filters
+    /// from `t[2j - 1 ..= 2j + 2]`, `(sum + 32768) >> 16`, for `j` below `reg_end`. Returns
+    /// how many outputs after output 0 it did. `|sum| <= 54 822 * 32 768 < 2^31` for any `i16`
+    /// row: every `madd` and add is exact, and the outputs (at most 27 411 in magnitude) fit
+    /// `i16`, so the saturating pack keeps them.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn dwt_s0_horizontal(
+        t: &[i16],
+        lo: &mut [i16],
+        hi: &mut [i16],
+        reg_end: usize,
+    ) -> usize {
+        use super::{HI, LO};
+        let (lo01, lo23) = (coef_pair(&LO, 0), coef_pair(&LO, 1));
+        let (hi01, hi23) = (coef_pair(&HI, 0), coef_pair(&HI, 1));
+        let rnd = _mm256_set1_epi32(32768);
+        let ld = |i: usize| {
+            let s = &t[i..i + 16];
+            // SAFETY: `s` is 32 readable bytes; loadu needs no alignment.
+            unsafe { _mm256_loadu_si256(s.as_ptr().cast()) }
+        };
+        let mut j = 1;
+        while j + 16 <= reg_end {
+            // Pairs (t[2j-1], t[2j]) and (t[2j+1], t[2j+2]) of outputs j..j+8 and j+8..j+16.
+            let (a0, a1) = (ld(2 * j - 1), ld(2 * j + 15));
+            let (b0, b1) = (ld(2 * j + 1), ld(2 * j + 17));
+            let f = |c01: __m256i, c23: __m256i, a: __m256i, b: __m256i| {
+                let s = _mm256_add_epi32(_mm256_madd_epi16(a, c01), _mm256_madd_epi16(b, c23));
+                _mm256_srai_epi32::<16>(_mm256_add_epi32(s, rnd))
+            };
+            let l = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(
+                f(lo01, lo23, a0, b0),
+                f(lo01, lo23, a1, b1),
+            ));
+            let h = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packs_epi32(
+                f(hi01, hi23, a0, b0),
+                f(hi01, hi23, a1, b1),
+            ));
+            let (ol, oh) = (&mut lo[j..j + 16], &mut hi[j..j + 16]);
+            // SAFETY: `ol` and `oh` are 32 writable bytes each; storeu needs no alignment.
+            unsafe {
+                _mm256_storeu_si256(ol.as_mut_ptr().cast(), l);
+                _mm256_storeu_si256(oh.as_mut_ptr().cast(), h);
+            }
+            j += 16;
+        }
+        j - 1
+    }
 }
 
 #[cfg(test)]
@@ -2386,7 +2550,7 @@ mod tests {
         let mut b = Bands16::new(g.width * g.height);
         let (mut tlo, mut thi) = (vec![0i16; w], vec![0i16; w]);
         let plane = Plane::from_slice(&img, w, h, bpc);
-        dwt_s0(&plane, &iy, &ix, &mut tlo, &mut thi, &mut b, g.width);
+        dwt_s0(&plane, &iy, &ix, &mut tlo, &mut thi, &mut b, g.width, false);
         assert_eq!(b.h[g.width + 1], 22930);
 
         let mut rng = Lcg(99);
@@ -2398,7 +2562,7 @@ mod tests {
                     .map(|_| if rng.next() & 1 == 1 { m } else { 0 })
                     .collect();
                 let plane = Plane::from_slice(&img, w, h, bpc);
-                dwt_s0(&plane, &iy, &ix, &mut tlo, &mut thi, &mut b, g.width);
+                dwt_s0(&plane, &iy, &ix, &mut tlo, &mut thi, &mut b, g.width, false);
                 for band in [&b.a, &b.h, &b.v, &b.d] {
                     largest = largest.max(band.iter().map(|&v| (v as i32).abs()).max().unwrap());
                 }
