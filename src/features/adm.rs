@@ -1158,6 +1158,7 @@ impl MaskRow {
 
 /// `adm_dwt2_16` (and `adm_dwt2_8`, identical at `bpc` 8) on one image: bands `a, v` (low-pass
 /// vertical) and `h, d` (high-pass vertical) of `(w + 1) / 2` x `(h + 1) / 2`.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn dwt_s0(
     src: &Plane<'_>,
