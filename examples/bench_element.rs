@@ -2,10 +2,11 @@
 //!
 //!   cargo run --release --example bench_element -- [--backend cpu|cuda|auto]... \
 //!       [--memory pinned|pageable|both] [--distinct N] [--latency-frames N] [--rate FPS] \
-//!       [WxH:BPC:FRAMES ...]
+//!       [--metric psnr|ssim|ms-ssim|ciede|psnr-hvs]... [--all-metrics] [WxH:BPC:FRAMES ...]
 //!
 //! Default: backend cuda, memory both, sizes 1920x1080:8:3000 and 3840x2160:10:600 (I420 and
-//! I420_10LE; GRAY8/GRAY16_LE with --gray), model vmaf_v0.6.1.
+//! I420_10LE; GRAY8/GRAY16_LE with --gray), model vmaf_v0.6.1; `--metric` turns on a companion
+//! metric (the element property of that name), `--all-metrics` all five.
 //!
 //! The pipeline is built in code: two appsrcs (reference and distorted) into the element's
 //! `ref_sink` and `dist_sink`, its `src` into a fakesink. N distinct natural-looking pairs are
@@ -54,6 +55,7 @@ struct Opts {
     latency_frames: usize,
     rate: f64,
     gray: bool,
+    metrics: Vec<String>,
     cases: Vec<Case>,
 }
 
@@ -65,6 +67,7 @@ fn parse() -> Opts {
         latency_frames: 300,
         rate: 60.0,
         gray: false,
+        metrics: Vec::new(),
         cases: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
@@ -84,6 +87,12 @@ fn parse() -> Opts {
             "--latency-frames" => o.latency_frames = val().parse().expect("--latency-frames N"),
             "--rate" => o.rate = val().parse().expect("--rate FPS"),
             "--gray" => o.gray = true,
+            "--metric" => o.metrics.push(val()),
+            "--all-metrics" => {
+                o.metrics = ["psnr", "ssim", "ms-ssim", "ciede", "psnr-hvs"]
+                    .map(String::from)
+                    .to_vec()
+            }
             s => {
                 let p: Vec<&str> = s.split([':', 'x']).collect();
                 assert!(p.len() == 4, "size WxH:BPC:FRAMES, not {s}");
@@ -197,8 +206,9 @@ struct Run {
 }
 
 /// One pipeline run: `n` frames, paced at `rate` frames/s if given.
+/// `element`: the backend and the companion metrics turned on.
 fn run(
-    backend: &str,
+    (backend, metrics): (&str, &[String]),
     memory: Memory,
     c: &Case,
     info: &gst_video::VideoInfo,
@@ -234,8 +244,12 @@ fn run(
         }
     };
     let (rsrc, dsrc) = (mk("ref")?, mk("dist")?);
-    let v = gst::ElementFactory::make("vmafgpu")
-        .property_from_str("backend", backend)
+    let v = metrics
+        .iter()
+        .fold(
+            gst::ElementFactory::make("vmafgpu").property_from_str("backend", backend),
+            |b, m| b.property(m.as_str(), true),
+        )
         .build()
         .map_err(|e| format!("vmafgpu: {e}"))?;
     let sink = gst::ElementFactory::make("fakesink")
@@ -427,6 +441,9 @@ fn main() {
     let o = parse();
     gst::init().expect("gst init");
     gstvmafgpu::plugin_register_static().expect("register vmafgpu");
+    if !o.metrics.is_empty() {
+        println!("companion metrics: {}", o.metrics.join(", "));
+    }
     println!(
         "| size | bpc | backend | memory | frames | frames/s | steady frames/s | live {} fps: latency median / p99 ms | after next push median / p99 ms | mean vmaf |",
         o.rate
@@ -448,10 +465,11 @@ fn main() {
             .collect();
         for backend in &o.backends {
             for &memory in &o.memories {
-                let tp = run(backend, memory, c, &info, &luma, c.frames, None);
+                let element = (backend.as_str(), &o.metrics[..]);
+                let tp = run(element, memory, c, &info, &luma, c.frames, None);
                 let lat = if o.latency_frames > 1 {
                     run(
-                        backend,
+                        element,
                         memory,
                         c,
                         &info,

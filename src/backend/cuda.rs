@@ -390,8 +390,8 @@ struct InFlight {
     index: u64,
     motion: bool,
     features: bool,
-    /// Companion metrics, computed on the host while the kernels run.
-    companions: crate::backend::CompanionScores,
+    /// The companion metrics' ticket ([`companion::CompanionGpu::submit`]), if any.
+    companions: Option<u64>,
 }
 
 struct Slot {
@@ -965,19 +965,21 @@ impl Worker {
             .map_err(be("cuEventRecord"))?;
         // The companion metrics on their own stream while this frame's VMAF kernels run
         // (companion.rs: equal to the CPU code, CIEDE2000 within its documented bound).
+        // Their scores are summed when the frame's result is taken (result_of), while the GPU
+        // works on the following frames.
         let companions = if job.features && job.companions.any() {
             if self.companion.is_none() {
                 self.companion = Some(companion::CompanionGpu::new(&self.ctx)?);
             }
             let gpu = self.companion.as_mut().expect("set just above");
-            match host {
+            Some(match host {
                 // Host planes with companion metrics (the engine does not send these): the
                 // kernels read compact planes.
-                Some(x) => gpu.compute(&x.materialize(job.clone()))?,
-                None => gpu.compute(job)?,
-            }
+                Some(x) => gpu.submit(&x.materialize(job.clone()))?,
+                None => gpu.submit(job)?,
+            })
         } else {
-            crate::backend::CompanionScores::default()
+            None
         };
         let slot = &mut self.slots[s];
         slot.job = Some(InFlight {
@@ -1036,7 +1038,12 @@ impl Worker {
             .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
             .collect();
         let mut acc = plan::accum_from_words(&words, job.features, job.motion);
-        acc.companions = job.companions;
+        if let Some(t) = job.companions {
+            let gpu = self.companion.as_mut().ok_or_else(|| {
+                Error::Backend("CUDA: companion metrics of a frame without their state".into())
+            })?;
+            acc.companions = gpu.take(t)?;
+        }
         Ok((job.index, acc))
     }
 
@@ -1230,6 +1237,9 @@ impl Worker {
                         s.keep.clear();
                     }
                     self.last_ref = None;
+                    if let Some(gpu) = self.companion.as_mut() {
+                        gpu.clear();
+                    }
                     if out.send(Out::ResetDone).is_err() {
                         return;
                     }

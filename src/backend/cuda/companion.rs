@@ -29,7 +29,7 @@
 use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 use cudarc::driver::{DevicePtr, result};
 
@@ -783,6 +783,11 @@ impl Plan {
     /// The scores of `job` from the read-back results (the host's float steps: the same
     /// functions the CPU path calls). Metrics or planes the plan leaves to the host are
     /// computed here with the CPU code.
+    ///
+    /// Every metric's checks run first, in the CPU's order (so a job two metrics refuse fails
+    /// with the CPU's error); then the sums, each in the CPU's order but independent of each
+    /// other, run at the same time on scoped threads (SSIM, each MS-SSIM level, CIEDE2000, each
+    /// PSNR-HVS plane, PSNR's host-summed planes).
     pub fn scores(&self, job: &FrameJob, rb: &[u8]) -> Result<CompanionScores> {
         if rb.len() < self.readback.bytes {
             return Err(Error::Backend(format!(
@@ -792,79 +797,128 @@ impl Plan {
             )));
         }
         let c = self.geom.companions;
-        let mut out = CompanionScores::default();
+        let (rp, dp) = (
+            crate::backend::job_planes(job, false),
+            crate::backend::job_planes(job, true),
+        );
+        let (r0, d0) = (job.reference.view(), job.distorted.view());
         if c.psnr {
-            let (rp, dp) = (
-                crate::backend::job_planes(job, false),
-                crate::backend::job_planes(job, true),
-            );
-            let mut v = [None; 3];
             for p in 0..rp.len() {
                 psnr::check_pair(&rp[p], &dp[p], psnr::NAMES[p])?;
-                let (w, h) = (rp[p].width, rp[p].height);
-                let sse = match self.psnr[p] {
-                    Some(r) => self.word(rb, r),
-                    None => psnr::sse(rp[p], dp[p]),
-                };
-                v[p] = Some(psnr::psnr_from_sse(sse, w, h, self.geom.bpc));
             }
-            out.psnr = Some(PsnrScores {
-                y: v[0].unwrap_or_default(),
-                cb: v[1],
-                cr: v[2],
-            });
         }
-        let (r0, d0) = (job.reference.view(), job.distorted.view());
-        if c.ssim {
+        let ssim_terms = if c.ssim {
             psnr::check_pair(&r0, &d0, "float_ssim")?;
             ssim::scaled_geometry(r0.width, r0.height)?;
-            let t = self.ssim.ok_or_else(|| missing("float_ssim"))?;
-            out.ssim = Some(self.iqa(rb, t).into());
-        }
-        if c.ms_ssim {
+            Some(self.ssim.ok_or_else(|| missing("float_ssim"))?)
+        } else {
+            None
+        };
+        let ms_terms = if c.ms_ssim {
             psnr::check_pair(&r0, &d0, "float_ms_ssim")?;
             ms_ssim::check_size(r0.width, r0.height)?;
-            let ts = self.ms_ssim.ok_or_else(|| missing("float_ms_ssim"))?;
-            let levels = ts.map(|t| self.iqa(rb, t));
+            Some(self.ms_ssim.ok_or_else(|| missing("float_ms_ssim"))?)
+        } else {
+            None
+        };
+        // CIEDE2000 before PSNR-HVS, as compute_companions_cpu checks them.
+        let ciede_terms = if c.ciede {
+            ciede::check_planes(&rp, &dp)?;
+            Some(self.ciede.ok_or_else(|| missing("ciede"))?.0)
+        } else {
+            None
+        };
+        let hvs_terms = if c.psnr_hvs {
+            psnr_hvs::check_planes(&rp, &dp)?;
+            Some(self.psnr_hvs.ok_or_else(|| missing("psnr_hvs"))?)
+        } else {
+            None
+        };
+
+        enum Part {
+            Psnr(PsnrScores),
+            Ssim(ssim::IqaSsim),
+            Level(usize, ssim::IqaSsim),
+            Ciede(f64),
+            Hvs(usize, f64),
+        }
+        let mut tasks: Vec<Task<'_, Part>> = Vec::new();
+        if c.psnr {
+            let (rp, dp) = (&rp, &dp);
+            tasks.push(Box::new(move || {
+                let mut v = [None; 3];
+                for p in 0..rp.len() {
+                    let sse = match self.psnr[p] {
+                        Some(r) => self.word(rb, r),
+                        None => psnr::sse(rp[p], dp[p]),
+                    };
+                    v[p] = Some(psnr::psnr_from_sse(
+                        sse,
+                        rp[p].width,
+                        rp[p].height,
+                        self.geom.bpc,
+                    ));
+                }
+                Part::Psnr(PsnrScores {
+                    y: v[0].unwrap_or_default(),
+                    cb: v[1],
+                    cr: v[2],
+                })
+            }));
+        }
+        if let Some(t) = ssim_terms {
+            tasks.push(Box::new(move || Part::Ssim(self.iqa(rb, t))));
+        }
+        if let Some(ts) = ms_terms {
+            for (i, t) in ts.into_iter().enumerate() {
+                tasks.push(Box::new(move || Part::Level(i, self.iqa(rb, t))));
+            }
+        }
+        if let Some(de) = ciede_terms {
+            tasks.push(Box::new(move || {
+                let o = de.off - self.readback.off;
+                let mut sum = ciede::DeltaSum::default();
+                for v in rb[o..o + de.bytes].chunks_exact(4) {
+                    sum.add(f32::from_le_bytes(v.try_into().expect("4 bytes")));
+                }
+                Part::Ciede(sum.finish(self.geom.w, self.geom.h))
+            }));
+        }
+        if let Some(ts) = hvs_terms {
+            for (p, t) in ts.into_iter().enumerate() {
+                tasks.push(Box::new(move || {
+                    let o = t.off - self.readback.off;
+                    let mut sum = psnr_hvs::PlaneSum::default();
+                    for block in rb[o..o + t.bytes].chunks_exact(4 * 64) {
+                        sum.add_block(
+                            block
+                                .chunks_exact(4)
+                                .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))),
+                        );
+                    }
+                    Part::Hvs(p, sum.finish(self.geom.bpc))
+                }));
+            }
+        }
+
+        let mut out = CompanionScores::default();
+        let mut levels = [None; 5];
+        let mut hvs = [0f64; 3];
+        for part in run_parallel(tasks)? {
+            match part {
+                Part::Psnr(v) => out.psnr = Some(v),
+                Part::Ssim(v) => out.ssim = Some(v.into()),
+                Part::Level(i, v) => levels[i] = Some(v),
+                Part::Ciede(v) => out.ciede = Some(v),
+                Part::Hvs(p, v) => hvs[p] = v,
+            }
+        }
+        if c.ms_ssim {
+            let levels = levels.map(|l| l.expect("every level summed"));
             out.ms_ssim = Some(ms_ssim::combine(&levels)?);
         }
-        // The CPU's order (compute_companions_cpu): CIEDE2000 before PSNR-HVS, so that a job
-        // both refuse fails with the same error.
-        if c.ciede {
-            let (rp, dp) = (
-                crate::backend::job_planes(job, false),
-                crate::backend::job_planes(job, true),
-            );
-            ciede::check_planes(&rp, &dp)?;
-            let (de, _) = self.ciede.ok_or_else(|| missing("ciede"))?;
-            let o = de.off - self.readback.off;
-            let mut sum = ciede::DeltaSum::default();
-            for v in rb[o..o + de.bytes].chunks_exact(4) {
-                sum.add(f32::from_le_bytes(v.try_into().expect("4 bytes")));
-            }
-            out.ciede = Some(sum.finish(self.geom.w, self.geom.h));
-        }
         if c.psnr_hvs {
-            let (rp, dp) = (
-                crate::backend::job_planes(job, false),
-                crate::backend::job_planes(job, true),
-            );
-            psnr_hvs::check_planes(&rp, &dp)?;
-            let ts = self.psnr_hvs.ok_or_else(|| missing("psnr_hvs"))?;
-            let mut lin = [0f64; 3];
-            for (p, t) in ts.iter().enumerate() {
-                let o = t.off - self.readback.off;
-                let mut sum = psnr_hvs::PlaneSum::default();
-                for block in rb[o..o + t.bytes].chunks_exact(4 * 64) {
-                    sum.add_block(
-                        block
-                            .chunks_exact(4)
-                            .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))),
-                    );
-                }
-                lin[p] = sum.finish(self.geom.bpc);
-            }
-            out.psnr_hvs = Some(psnr_hvs::scores(lin));
+            out.psnr_hvs = Some(psnr_hvs::scores(hvs));
         }
         Ok(out)
     }
@@ -892,6 +946,64 @@ impl Plan {
     }
 }
 
+/// Independent work for [`run_parallel`].
+type Task<'a, T> = Box<dyn FnOnce() -> T + Send + 'a>;
+
+/// Run independent tasks at once: the first on the calling thread, the others on scoped
+/// threads (on the calling thread where no thread can be started). Results in task order; a
+/// task that panicked is an error, not a panic of the caller.
+fn run_parallel<'a, T: Send>(tasks: Vec<Task<'a, T>>) -> Result<Vec<T>> {
+    use std::sync::Mutex;
+    let cells: Vec<Mutex<Option<Task<'a, T>>>> =
+        tasks.into_iter().map(|t| Mutex::new(Some(t))).collect();
+    let take = |c: &Mutex<Option<Task<'a, T>>>| c.lock().ok().and_then(|mut g| g.take());
+    let lost = || Error::Backend("CUDA companions: a summing task panicked".into());
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = cells
+            .iter()
+            .skip(1)
+            .map(|c| {
+                std::thread::Builder::new()
+                    .name("vmafgpu-sums".into())
+                    .spawn_scoped(sc, move || take(c).map(|t| t()))
+                    .ok()
+            })
+            .collect();
+        // The first task here, meanwhile; then every thread is joined before any error is
+        // returned (a scope whose thread panicked unjoined would panic itself).
+        let first = cells
+            .first()
+            .and_then(take)
+            .map(|t| std::panic::catch_unwind(std::panic::AssertUnwindSafe(t)).map_err(|_| lost()));
+        let joined: Vec<Option<std::thread::Result<Option<T>>>> =
+            handles.into_iter().map(|h| h.map(|h| h.join())).collect();
+        let mut out = Vec::with_capacity(cells.len());
+        if let Some(v) = first {
+            out.push(v?);
+        }
+        for (c, j) in cells.iter().skip(1).zip(joined) {
+            let v = match j {
+                Some(Ok(Some(v))) => v,
+                Some(_) => return Err(lost()),
+                // No thread: run it here.
+                None => {
+                    let t = take(c).ok_or_else(lost)?;
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(t)).map_err(|_| lost())?
+                }
+            };
+            out.push(v);
+        }
+        Ok(out)
+    })
+}
+
+impl Drop for CompanionGpu {
+    fn drop(&mut self) {
+        // Readbacks may still be writing into the pinned buffers about to be freed.
+        let _ = self.stream.synchronize();
+    }
+}
+
 /// The compiled companion kernels, once per process.
 static PTX: OnceLock<std::result::Result<cudarc::nvrtc::Ptx, String>> = OnceLock::new();
 
@@ -906,21 +1018,44 @@ fn arch_of(ctx: &Arc<CudaContext>) -> Result<&'static str> {
     Ok(super::kernels::arch_name(major, minor))
 }
 
+/// Frames whose readback can be pending at once ([`CompanionGpu::submit`]): the backend's
+/// frames in flight plus one.
+pub const RING: usize = super::SLOTS + 1;
+
 /// Per-geometry device state.
 struct Frame {
     plan: Plan,
     _arena: CudaSlice<u8>,
     base: u64,
-    readback: Vec<u8>,
+    /// [`RING`] readback buffers, page-locked so that the readback (tens of MB a frame at
+    /// 1080p with MS-SSIM) runs at DMA speed instead of through the driver's bounce buffer;
+    /// each with the event recorded after its copy.
+    readbacks: Vec<(super::Pinned, CudaEvent)>,
+    next: usize,
+}
+
+/// A submitted frame whose scores are not computed yet.
+struct Pending {
+    ticket: u64,
+    job: FrameJob,
+    ring: usize,
 }
 
 /// The companion metrics on one CUDA context: its own stream, kernels and buffers (allocated
 /// once per geometry, reused for every frame of that geometry).
+///
+/// Frames are pipelined: [`CompanionGpu::submit`] queues a frame's uploads, kernels and
+/// readback and returns a ticket; [`CompanionGpu::take`] waits for that readback and does the
+/// host's ordered sums. The GPU works on later frames meanwhile (one stream and one arena: the
+/// stream orders a frame's kernels after the previous frame's readback).
 pub struct CompanionGpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     funcs: Vec<CudaFunction>,
     frame: Option<Frame>,
+    pending: std::collections::VecDeque<Pending>,
+    finished: std::collections::VecDeque<(u64, Result<CompanionScores>)>,
+    next_ticket: u64,
 }
 
 impl CompanionGpu {
@@ -944,6 +1079,9 @@ impl CompanionGpu {
             stream,
             funcs,
             frame: None,
+            pending: Default::default(),
+            finished: Default::default(),
+            next_ticket: 0,
         })
     }
 
@@ -951,6 +1089,10 @@ impl CompanionGpu {
     fn setup(&mut self, geom: Geometry) -> Result<()> {
         if self.frame.as_ref().is_some_and(|f| f.plan.geom == geom) {
             return Ok(());
+        }
+        // The frames pending read the old geometry's buffers: finish them first.
+        while !self.pending.is_empty() {
+            self.finish_oldest();
         }
         self.frame = None;
         let plan = Plan::new(geom);
@@ -973,12 +1115,20 @@ impl CompanionGpu {
             }
             .map_err(be("upload tables"))?;
         }
-        let readback = vec![0u8; plan.readback.bytes];
+        let readbacks = (0..RING)
+            .map(|_| {
+                Ok((
+                    super::Pinned::new(plan.readback.bytes, false)?,
+                    self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
         self.frame = Some(Frame {
             plan,
             _arena: arena,
             base,
-            readback,
+            readbacks,
+            next: 0,
         });
         Ok(())
     }
@@ -1015,14 +1165,16 @@ impl CompanionGpu {
         Ok(())
     }
 
-    /// Queue a frame's uploads and launches, and the readback.
-    fn enqueue(&mut self, job: &FrameJob) -> Result<()> {
+    /// Queue a frame's uploads and launches, and the readback into ring buffer `ring` (whose
+    /// previous frame has been finished).
+    fn enqueue(&mut self, job: &FrameJob, ring: usize) -> Result<()> {
         let f = self.frame.as_mut().expect("set up");
         let st = self.stream.cu_stream();
         // SAFETY: every copy stays inside the arena (the plan's regions; uploads are exactly
         // region-sized slices of the job's planes, whose lengths Geometry::of checked). Host
         // sources are pageable memory, so the upload has read them when the call returns; the
-        // readback target outlives the copy (synchronized in `compute` before it is read).
+        // readback target outlives the copy (its event is synchronized before it is read or
+        // reused, and before the frame state is dropped).
         unsafe {
             for r in &f.plan.zero {
                 result::memset_d8_async(f.base + r.off as u64, 0, r.bytes, st)
@@ -1041,32 +1193,101 @@ impl CompanionGpu {
         if f.plan.readback.bytes > 0 {
             // SAFETY: readback has exactly readback.bytes bytes; the region is in the arena.
             unsafe {
+                let n = f.plan.readback.bytes;
                 result::memcpy_dtoh_async(
-                    &mut f.readback[..],
+                    f.readbacks[ring].0.slice_mut(0, n),
                     f.base + f.plan.readback.off as u64,
                     st,
                 )
                 .map_err(be("read back"))?;
             }
         }
+        f.readbacks[ring]
+            .1
+            .record(&self.stream)
+            .map_err(be("cuEventRecord"))?;
         Ok(())
     }
 
     /// The companion metrics of `job`, computed on the GPU (synchronous). Equal to
     /// [`crate::backend::compute_companions_cpu`], CIEDE2000 within its documented bound.
     pub fn compute(&mut self, job: &FrameJob) -> Result<CompanionScores> {
+        let t = self.submit(job)?;
+        self.take(t)
+    }
+
+    /// Queue `job`'s companion metrics; [`CompanionGpu::take`] with the ticket returned gives
+    /// the scores. Waits only when [`RING`] frames are pending (for the oldest).
+    pub fn submit(&mut self, job: &FrameJob) -> Result<u64> {
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
         if !job.companions.any() {
-            return Ok(CompanionScores::default());
+            self.finished
+                .push_back((ticket, Ok(CompanionScores::default())));
+            return Ok(ticket);
         }
         let geom = Geometry::of(job)?;
         self.ctx.bind_to_thread().map_err(be("bind context"))?;
         self.setup(geom)?;
-        self.enqueue(job)?;
-        self.stream
+        if self.pending.len() >= RING {
+            self.finish_oldest();
+        }
+        let f = self.frame.as_mut().expect("set up");
+        let ring = f.next;
+        f.next = (ring + 1) % RING;
+        if let Err(e) = self.enqueue(job, ring) {
+            // What was queued may still run: let it finish before the buffers are reused.
+            let _ = self.stream.synchronize();
+            return Err(e);
+        }
+        self.pending.push_back(Pending {
+            ticket,
+            job: job.clone(),
+            ring,
+        });
+        Ok(ticket)
+    }
+
+    /// The scores of the frame `ticket` (from [`CompanionGpu::submit`]), waiting for its
+    /// readback; tickets are taken in submission order.
+    pub fn take(&mut self, ticket: u64) -> Result<CompanionScores> {
+        loop {
+            if let Some(i) = self.finished.iter().position(|(t, _)| *t == ticket) {
+                let (_, r) = self.finished.remove(i).expect("found just above");
+                return r;
+            }
+            if self.pending.is_empty() {
+                return Err(Error::Backend(format!(
+                    "CUDA companions: no frame with ticket {ticket}"
+                )));
+            }
+            self.finish_oldest();
+        }
+    }
+
+    /// Forget every pending frame (a reset): waits for the GPU, drops the results.
+    pub fn clear(&mut self) {
+        let _ = self.stream.synchronize();
+        self.pending.clear();
+        self.finished.clear();
+    }
+
+    /// Wait for the oldest pending frame's readback and compute its scores (kept in
+    /// `finished` until taken).
+    fn finish_oldest(&mut self) {
+        let Some(p) = self.pending.pop_front() else {
+            return;
+        };
+        let f = self
+            .frame
+            .as_ref()
+            .expect("a pending frame has its geometry set up");
+        let (rb, ev) = &f.readbacks[p.ring];
+        let r = ev
             .synchronize()
-            .map_err(be("cuStreamSynchronize"))?;
-        let f = self.frame.as_ref().expect("set up");
-        f.plan.scores(job, &f.readback)
+            .map_err(be("cuEventSynchronize"))
+            .and_then(|()| f.plan.scores(&p.job, rb.slice(0, f.plan.readback.bytes)));
+        self.finished.push_back((p.ticket, r));
     }
 
     /// GPU milliseconds per frame of each metric's kernels (events around each metric's
