@@ -216,11 +216,11 @@ fn push_shared_on_cuda_equals_push_pinned_and_pageable() {
     );
 }
 
-/// Out-of-range samples are refused (the CUDA backend checks them on the GPU right after the
-/// upload, VMAFGPU_RANGE_CHECK=host on the host before it), the error names the first bad
-/// sample in row order (reference before distorted), and the clip goes on unchanged: pinned and
-/// pageable planes, 10 and 12 bits, a bad sample in either plane, in a 4-sample word or the
-/// tail, one sample above the maximum or far above it.
+/// Out-of-range samples are refused (by the engine's host scan; with VMAFGPU_RANGE_CHECK=gpu by
+/// the CUDA backend on the GPU after the upload: the GPU run does both), the error names the
+/// first bad sample in row order (reference before distorted), and the clip goes on unchanged:
+/// pinned and pageable planes, 10 and 12 bits, a bad sample in either plane, in a 4-sample word
+/// or the tail, one sample above the maximum or far above it.
 #[test]
 fn cuda_push_shared_refuses_out_of_range_samples() {
     let test = "cuda_push_shared_refuses_out_of_range_samples";

@@ -17,11 +17,11 @@
 //!   event; a plane in pageable memory is row-copied into the slot's staging on the stage
 //!   threads (no sample conversion), then uploaded. VMAFGPU_DIRECT_UPLOAD=0 stages pinned
 //!   planes too (for measurements).
-//! - Host planes of 9 to 15 bits are range-checked on the GPU (kernels/motion.cu `range_u16`,
-//!   a few microseconds) right after their upload, and the submitting thread waits for the
-//!   verdict ([`Backend::checks_host_ranges`]): the frame is taken only when every sample fits,
-//!   and the host never reads the planes (a 4K 10-bit pair is 33 MB). VMAFGPU_RANGE_CHECK=host
-//!   scans them on the host instead, before the upload (for measurements).
+//! - Host planes of 9 to 15 bits are range-checked by the engine on the host before they are
+//!   taken. With VMAFGPU_RANGE_CHECK=gpu the backend checks them on the GPU instead
+//!   (kernels/motion.cu `range_u16`) right after their upload, and the submitting thread waits
+//!   for the verdict ([`Backend::checks_host_ranges`]); slower on the H200 (see
+//!   `range_check_on_gpu`).
 //! - Motion reads the previous frame's reference where it already is on the GPU (the previous
 //!   slot), so each reference is uploaded once.
 
@@ -482,12 +482,17 @@ fn driver_says_pinned(bytes: &[u8]) -> bool {
     !bytes.is_empty() && ask(bytes.as_ptr()) && ask(bytes[bytes.len() - 1..].as_ptr())
 }
 
-/// Whether host planes of 9 to 15 bits are range-checked on the GPU after their upload (a few
-/// microseconds of GPU time) instead of scanned on the host before it (a 4K 10-bit pair is 33
-/// MB of host memory to read). VMAFGPU_RANGE_CHECK=host keeps the host scan (for measurements).
+/// Whether host planes of 9 to 15 bits are range-checked on the GPU after their upload
+/// (VMAFGPU_RANGE_CHECK=gpu) instead of scanned on the host before it (the default).
+///
+/// The GPU check reads no host memory (a 4K 10-bit pair is 33 MB), but the submitting thread
+/// must wait for its verdict, which waits for the upload and for SMs busy with the previous
+/// frame: on the H200, 4K 10-bit through the element ran at 737-745 frames/s with it against
+/// 1376-1413 with the host scan (BENCHMARKS.md). It stays for hosts whose memory bandwidth is
+/// the bottleneck.
 fn range_check_on_gpu() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("VMAFGPU_RANGE_CHECK").as_deref() != Ok("host"))
+    *ON.get_or_init(|| std::env::var("VMAFGPU_RANGE_CHECK").as_deref() == Ok("gpu"))
 }
 
 /// VMAFGPU_DIRECT_UPLOAD=0 stages pinned host planes like pageable ones (for measurements).
@@ -873,9 +878,9 @@ impl Worker {
         let mut keep = Vec::new();
         let queued = unsafe {
             let stg = &slot.staging;
+            // The uploads first: the copy engine can start them while the previous frames'
+            // kernels still hold the SMs (the zeroing below is a kernel).
             let mut queue = || -> Result<()> {
-                result::memset_d8_async(acc.ptr, 0, acc.bytes, st)
-                    .map_err(be("cuMemsetD8Async"))?;
                 for (i, sp) in srcs.iter().enumerate() {
                     let to = dst([Buf::Ref, Buf::Dis, Buf::Prev][i]);
                     match sp {
@@ -897,6 +902,8 @@ impl Worker {
                         }
                     }
                 }
+                result::memset_d8_async(acc.ptr, 0, acc.bytes, st)
+                    .map_err(be("cuMemsetD8Async"))?;
                 Ok(())
             };
             queue()
