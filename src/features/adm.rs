@@ -48,6 +48,10 @@
 //! `cos`: Rust's `f64::powf` etc. are those C functions on Linux/glibc); the CSF factors and
 //! `cos_1deg_sq` are checked against the values gcc and glibc give for libvmaf's expressions.
 //!
+//! On x86-64 the AVX2 and AVX-512 builds run hand-written AVX2 kernels for the decouple step and
+//! the scale-0 DWT (module `x86`); they compute the same integers and the same IEEE operations
+//! as the portable code, which stays the reference (`tests/simd_parity.rs` compares them).
+//!
 //! # Frame size
 //!
 //! libvmaf's DWT index tables are valid for an input of 5 or more samples; the scale-3 input of
@@ -528,8 +532,8 @@ unsafe fn compute_avx512(r: Plane<'_>, d: Plane<'_>, p: &AdmParams) -> AdmAccum 
 }
 
 /// The whole computation, inlined into each instruction-set variant. `simd`: the hand-written
-/// AVX2 kernels (module `x86`) run the decouple step; true only in [`compute_avx2`] and
-/// [`compute_avx512`], whose callers checked the CPU features.
+/// AVX2 kernels (module `x86`) run the decouple step and the scale-0 DWT; true only in
+/// [`compute_avx2`] and [`compute_avx512`], whose callers checked the CPU features.
 #[inline(always)]
 fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &AdmParams, simd: bool) -> AdmAccum {
     let (w, h, bpc) = (r.width, r.height, r.bpc);
@@ -1703,11 +1707,14 @@ fn cm_s123(
 // Hand-written AVX2 kernels (x86-64)
 // ---------------------------------------------------------------------------------------------
 
-/// The decouple step with AVX2 intrinsics, 8 pixels per step, for the AVX2 and AVX-512 builds
-/// (the portable loops stay the reference and do the last `n % 8` pixels of each row). Each
-/// kernel is the portable code's arithmetic lane by lane, with the same integer values (every
-/// bound below shows that a narrower type or a different shift holds the exact value) and the
-/// same IEEE double operations in the same order for the two floating-point steps.
+/// The decouple step (scale 0 and scales 1-3, 8 pixels per step) and the scale-0 DWT (16
+/// columns per step) with AVX2 intrinsics, for the AVX2 and AVX-512 builds (the portable loops
+/// stay the reference and do the rest of each row: the last pixels that do not fill a step, and
+/// the DWT's mirrored edge outputs). Each kernel is the portable code's arithmetic lane by lane,
+/// with the same integer values (every bound below shows that a narrower type or a different
+/// shift holds the exact value, or that a sum is the same modulo 2^32 where the portable code
+/// wraps) and the same IEEE double operations in the same order for the two floating-point
+/// steps of decouple.
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
