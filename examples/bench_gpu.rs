@@ -1,6 +1,6 @@
 //! Throughput of the CUDA backend, alone and behind the engine.
 //!
-//!   cargo run --release --example bench_gpu [-- WxH:BPC:FRAMES ...]
+//!   cargo run --release --example bench_gpu [-- [--all-metrics] WxH:BPC:FRAMES ...]
 //!
 //! Default: 1920x1080:8:2000 and 3840x2160:10:600 (vmaf_v0.6.1). Frames are made up front
 //! (8 distinct natural-looking pairs, cycled), so the figures are the backend's and the engine's,
@@ -8,12 +8,15 @@
 //!   backend  CudaBackend::submit/receive with the engine's in-flight depth (upload included);
 //!   engine   Scorer::push with BackendKind::Cuda (byte planes in, scores out: validation, copy,
 //!            upload, GPU, model).
+//! With `--all-metrics`, the backend's frames also carry 4:2:0 chroma and ask for the five
+//! companion metrics (the engine run is skipped), and the worker's host time per frame is
+//! split into VMAF's and the companion metrics' (queueing; taking: readback wait, host sums).
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use gstvmafgpu::backend::cuda::CudaBackend;
-use gstvmafgpu::backend::{Backend, FrameJob};
+use gstvmafgpu::backend::{Backend, ChromaPair, Companions, FrameJob};
 use gstvmafgpu::engine::{BackendKind, Scorer, ScorerConfig};
 use gstvmafgpu::features::adm::AdmParams;
 use gstvmafgpu::features::vif::VifParams;
@@ -54,7 +57,20 @@ fn bytes_of(p: &OwnedPlane) -> Vec<u8> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let all_metrics = args.iter().any(|a| a == "--all-metrics");
+    args.retain(|a| a != "--all-metrics");
+    let companions = if all_metrics {
+        Companions {
+            psnr: true,
+            ssim: true,
+            ms_ssim: true,
+            ciede: true,
+            psnr_hvs: true,
+        }
+    } else {
+        Companions::default()
+    };
     let cases: Vec<(usize, usize, u8, usize)> = if args.is_empty() {
         vec![(1920, 1080, 8, 2000), (3840, 2160, 10, 600)]
     } else {
@@ -86,6 +102,15 @@ fn main() {
                 )
             })
             .collect();
+        // 4:2:0 chroma for the companion metrics (one pair of planes for every frame).
+        let chroma = all_metrics.then(|| {
+            let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+            let c = |seed: u64, noise: u64| natural(cw, ch, bpc, 0.3, noise, seed);
+            Arc::new(ChromaPair {
+                reference: [c(3, 1), c(5, 1)],
+                distorted: [c(4, 3), c(6, 3)],
+            })
+        });
 
         // Backend alone.
         let depth = b.max_in_flight();
@@ -107,8 +132,8 @@ fn main() {
                     vif: VifParams::default(),
                     adm: AdmParams::default(),
                     features: true,
-                    companions: Default::default(),
-                    chroma: None,
+                    companions,
+                    chroma: chroma.clone(),
                 })
                 .expect("submit");
                 in_flight += 1;
@@ -120,53 +145,54 @@ fn main() {
         let backend_fps = run(&mut b, frames);
 
         // Engine with the CUDA backend (skipped with VMAFGPU_BENCH_NO_ENGINE=1).
-        let engine_fps = if std::env::var("VMAFGPU_BENCH_NO_ENGINE").as_deref() == Ok("1") {
-            f64::NAN
-        } else {
-            let raw: Vec<(Vec<u8>, Vec<u8>)> = pairs
-                .iter()
-                .map(|(r, d)| (bytes_of(r), bytes_of(d)))
-                .collect();
-            let bps = if bpc > 8 { 2 } else { 1 };
-            fn pic(data: &[u8], w: usize, h: usize, bpc: u8, bps: usize) -> Picture<'_> {
-                Picture {
-                    width: w,
-                    height: h,
-                    bpc,
-                    format: ChromaFormat::Gray,
-                    luma: PlaneRef {
-                        data,
-                        stride: w * bps,
-                    },
-                    chroma: Chroma::None,
+        let engine_fps =
+            if all_metrics || std::env::var("VMAFGPU_BENCH_NO_ENGINE").as_deref() == Ok("1") {
+                f64::NAN
+            } else {
+                let raw: Vec<(Vec<u8>, Vec<u8>)> = pairs
+                    .iter()
+                    .map(|(r, d)| (bytes_of(r), bytes_of(d)))
+                    .collect();
+                let bps = if bpc > 8 { 2 } else { 1 };
+                fn pic(data: &[u8], w: usize, h: usize, bpc: u8, bps: usize) -> Picture<'_> {
+                    Picture {
+                        width: w,
+                        height: h,
+                        bpc,
+                        format: ChromaFormat::Gray,
+                        luma: PlaneRef {
+                            data,
+                            stride: w * bps,
+                        },
+                        chroma: Chroma::None,
+                    }
                 }
-            }
-            let mut s = Scorer::new(ScorerConfig {
-                backend: BackendKind::Cuda,
-                ..ScorerConfig::default()
-            })
-            .expect("scorer");
-            let n_engine = frames;
-            for (r, d) in raw.iter().take(4) {
-                s.push(&pic(r, w, h, bpc, bps), &pic(d, w, h, bpc, bps))
-                    .expect("push");
-            }
-            s.finish().expect("finish");
-            let t0 = Instant::now();
-            let mut scored = 0;
-            for i in 0..n_engine {
-                let (r, d) = &raw[i % raw.len()];
-                scored += s
-                    .push(&pic(r, w, h, bpc, bps), &pic(d, w, h, bpc, bps))
-                    .expect("push")
-                    .len();
-            }
-            let (rest, _) = s.finish().expect("finish");
-            scored += rest.len();
-            let engine_fps = n_engine as f64 / t0.elapsed().as_secs_f64();
-            assert_eq!(scored, n_engine);
-            engine_fps
-        };
+                let mut s = Scorer::new(ScorerConfig {
+                    backend: BackendKind::Cuda,
+                    ..ScorerConfig::default()
+                })
+                .expect("scorer");
+                let n_engine = frames;
+                for (r, d) in raw.iter().take(4) {
+                    s.push(&pic(r, w, h, bpc, bps), &pic(d, w, h, bpc, bps))
+                        .expect("push");
+                }
+                s.finish().expect("finish");
+                let t0 = Instant::now();
+                let mut scored = 0;
+                for i in 0..n_engine {
+                    let (r, d) = &raw[i % raw.len()];
+                    scored += s
+                        .push(&pic(r, w, h, bpc, bps), &pic(d, w, h, bpc, bps))
+                        .expect("push")
+                        .len();
+                }
+                let (rest, _) = s.finish().expect("finish");
+                scored += rest.len();
+                let engine_fps = n_engine as f64 / t0.elapsed().as_secs_f64();
+                assert_eq!(scored, n_engine);
+                engine_fps
+            };
 
         // GPU time alone.
         let kt = b
@@ -200,5 +226,11 @@ fn main() {
             "  {w}x{h}@{bpc} worker host time per frame over {} frames: staging {:.3} ms, enqueue {:.3} ms, waiting {:.3} ms",
             kt.host_frames, kt.host_stage_ms, kt.host_enqueue_ms, kt.host_wait_ms
         );
+        if all_metrics {
+            eprintln!(
+                "  {w}x{h}@{bpc} companion metrics, worker host time per frame: queueing {:.3} ms (in enqueue above), taking the scores {:.3} ms",
+                kt.host_companion_submit_ms, kt.host_companion_take_ms
+            );
+        }
     }
 }

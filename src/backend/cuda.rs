@@ -571,6 +571,9 @@ struct Worker {
     kernel_times: Vec<(&'static str, f64)>,
     /// Host time since the last time_kernels call: frames, staging, enqueueing, waiting (s).
     host: (u64, f64, f64, f64),
+    /// Host time since the last time_kernels call in the companion metrics: queueing them
+    /// (uploads from pageable planes), taking their scores (readback wait, host sums) (s).
+    companion_host: (f64, f64),
     /// The companion metrics' kernels, set up by the first job that asks for one.
     companion: Option<companion::CompanionGpu>,
 }
@@ -630,6 +633,7 @@ impl Worker {
             last_ref: None,
             kernel_times: Vec::new(),
             host: (0, 0.0, 0.0, 0.0),
+            companion_host: (0.0, 0.0),
             stage: StagePool::new(stage_threads() - 1),
             companion: None,
         })
@@ -974,6 +978,7 @@ impl Worker {
         // (companion.rs: equal to the CPU code, CIEDE2000 within its documented bound).
         // Their scores are summed when the frame's result is taken (result_of), while the GPU
         // works on the following frames.
+        let t_companions = std::time::Instant::now();
         let companions = if job.features && job.companions.any() {
             if self.companion.is_none() {
                 self.companion = Some(companion::CompanionGpu::new(&self.ctx)?);
@@ -988,6 +993,7 @@ impl Worker {
         } else {
             None
         };
+        self.companion_host.0 += t_companions.elapsed().as_secs_f64();
         let slot = &mut self.slots[s];
         slot.job = Some(InFlight {
             index: job.index,
@@ -1030,10 +1036,12 @@ impl Worker {
     }
 
     fn result_of(&mut self, s: usize) -> Result<(u64, FrameAccum)> {
+        let t_wait = std::time::Instant::now();
         self.slots[s]
             .done
             .synchronize()
             .map_err(be("cuEventSynchronize"))?;
+        self.host.3 += t_wait.elapsed().as_secs_f64();
         let job = self.slots[s]
             .job
             .take()
@@ -1046,10 +1054,12 @@ impl Worker {
             .collect();
         let mut acc = plan::accum_from_words(&words, job.features, job.motion);
         if let Some(t) = job.companions {
+            let t_take = std::time::Instant::now();
             let gpu = self.companion.as_mut().ok_or_else(|| {
                 Error::Backend("CUDA: companion metrics of a frame without their state".into())
             })?;
             acc.companions = gpu.take(t)?;
+            self.companion_host.1 += t_take.elapsed().as_secs_f64();
         }
         Ok((job.index, acc))
     }
@@ -1226,8 +1236,11 @@ impl Worker {
                             host_stage_ms: host.1 / f,
                             host_enqueue_ms: host.2 / f,
                             host_wait_ms: host.3 / f,
+                            host_companion_submit_ms: self.companion_host.0 / f,
+                            host_companion_take_ms: self.companion_host.1 / f,
                         });
                     self.host = (0, 0.0, 0.0, 0.0);
+                    self.companion_host = (0.0, 0.0);
                     let _ = reply.send(r);
                 }
                 Some(Msg::Reset) => {
@@ -1281,6 +1294,10 @@ pub struct KernelTimes {
     pub host_stage_ms: f64,
     pub host_enqueue_ms: f64,
     pub host_wait_ms: f64,
+    /// The companion metrics' share of the worker's time per frame: queueing (uploads of
+    /// pageable planes, launches) and taking the scores (readback wait, ordered host sums).
+    pub host_companion_submit_ms: f64,
+    pub host_companion_take_ms: f64,
 }
 
 /// The CUDA backend. See the module documentation.
