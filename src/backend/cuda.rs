@@ -120,6 +120,14 @@ struct Pinned {
     bytes: usize,
 }
 
+// SAFETY: plain host memory owned by this value (freed on drop); `&self` only reads it
+// (`slice`) and writes need `&mut self` (`slice_mut`), so sharing and sending follow Rust's
+// rules for a `Box<[u8]>`. The GPU writes it only through copies its owner queues with a
+// `&mut` slice and waits for before handing out `&self` again.
+unsafe impl Send for Pinned {}
+// SAFETY: as above.
+unsafe impl Sync for Pinned {}
+
 impl Pinned {
     fn new(bytes: usize, write_combined: bool) -> Result<Pinned> {
         let flags = if write_combined {

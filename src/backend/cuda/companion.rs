@@ -999,8 +999,9 @@ fn run_parallel<'a, T: Send>(tasks: Vec<Task<'a, T>>) -> Result<Vec<T>> {
 
 impl Drop for CompanionGpu {
     fn drop(&mut self) {
-        // Readbacks may still be writing into the pinned buffers about to be freed.
-        let _ = self.stream.synchronize();
+        // Readbacks may still be writing into the pinned buffers about to be freed, and the
+        // scoring threads reading them: the buffers are freed here, in this context's thread.
+        self.clear();
     }
 }
 
@@ -1022,32 +1023,55 @@ fn arch_of(ctx: &Arc<CudaContext>) -> Result<&'static str> {
 /// frames in flight plus one.
 pub const RING: usize = super::SLOTS + 1;
 
+/// One frame's host memory, page-locked so that copies run at DMA speed instead of through the
+/// driver's bounce buffer: the planes to upload (copied in by host threads), the readback (tens
+/// of MB a frame at 1080p with MS-SSIM), and the event recorded after the readback (which the
+/// stream orders after the uploads).
+struct RingBuf {
+    staging: super::Pinned,
+    readback: super::Pinned,
+    done: CudaEvent,
+}
+
+type Readback = Arc<RingBuf>;
+
 /// Per-geometry device state.
 struct Frame {
-    plan: Plan,
+    plan: Arc<Plan>,
     _arena: CudaSlice<u8>,
     base: u64,
-    /// [`RING`] readback buffers, page-locked so that the readback (tens of MB a frame at
-    /// 1080p with MS-SSIM) runs at DMA speed instead of through the driver's bounce buffer;
-    /// each with the event recorded after its copy.
-    readbacks: Vec<(super::Pinned, CudaEvent)>,
+    /// [`RING`] readbacks. A frame's scoring thread holds a clone of its readback until it is
+    /// done; the buffer is written again only when no clone is left (`Arc::get_mut`).
+    readbacks: Vec<Readback>,
     next: usize,
 }
 
-/// A submitted frame whose scores are not computed yet.
+/// A submitted frame: the thread that waits for its readback and computes its scores.
 struct Pending {
     ticket: u64,
-    job: FrameJob,
-    ring: usize,
+    scoring: Scoring,
+}
+
+enum Scoring {
+    Thread(std::thread::JoinHandle<Result<CompanionScores>>),
+    /// Scored on the submitting thread (no thread could be started).
+    Done(Box<Result<CompanionScores>>),
+}
+
+/// Wait for a frame's readback, then its scores (on the frame's scoring thread).
+fn score_frame((plan, rb, job): (Arc<Plan>, Readback, FrameJob)) -> Result<CompanionScores> {
+    rb.done.synchronize().map_err(be("cuEventSynchronize"))?;
+    plan.scores(&job, rb.readback.slice(0, plan.readback.bytes))
 }
 
 /// The companion metrics on one CUDA context: its own stream, kernels and buffers (allocated
 /// once per geometry, reused for every frame of that geometry).
 ///
 /// Frames are pipelined: [`CompanionGpu::submit`] queues a frame's uploads, kernels and
-/// readback and returns a ticket; [`CompanionGpu::take`] waits for that readback and does the
-/// host's ordered sums. The GPU works on later frames meanwhile (one stream and one arena: the
-/// stream orders a frame's kernels after the previous frame's readback).
+/// readback, starts a thread that waits for the readback and does the host's ordered sums, and
+/// returns a ticket; [`CompanionGpu::take`] joins that thread. The GPU works on later frames
+/// meanwhile (one stream and one arena: the stream orders a frame's kernels after the previous
+/// frame's readback), and the sums of up to [`RING`] frames run at once.
 pub struct CompanionGpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -1115,16 +1139,19 @@ impl CompanionGpu {
             }
             .map_err(be("upload tables"))?;
         }
+        let staged: usize = plan.inputs.iter().flatten().map(|r| r.bytes).sum();
         let readbacks = (0..RING)
             .map(|_| {
-                Ok((
-                    super::Pinned::new(plan.readback.bytes, false)?,
-                    self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
-                ))
+                Ok(Arc::new(RingBuf {
+                    // Written by the host, read only by the GPU.
+                    staging: super::Pinned::new(staged, true)?,
+                    readback: super::Pinned::new(plan.readback.bytes, false)?,
+                    done: self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
+                }))
             })
             .collect::<Result<Vec<_>>>()?;
         self.frame = Some(Frame {
-            plan,
+            plan: Arc::new(plan),
             _arena: arena,
             base,
             readbacks,
@@ -1170,19 +1197,42 @@ impl CompanionGpu {
     fn enqueue(&mut self, job: &FrameJob, ring: usize) -> Result<()> {
         let f = self.frame.as_mut().expect("set up");
         let st = self.stream.cu_stream();
-        // SAFETY: every copy stays inside the arena (the plan's regions; uploads are exactly
-        // region-sized slices of the job's planes, whose lengths Geometry::of checked). Host
-        // sources are pageable memory, so the upload has read them when the call returns; the
-        // readback target outlives the copy (its event is synchronized before it is read or
-        // reused, and before the frame state is dropped).
+        // The previous frame of this ring buffer has been joined (its thread let go of it), so
+        // its uploads and readback are complete and nobody reads the buffer.
+        let rb = Arc::get_mut(&mut f.readbacks[ring]).ok_or_else(|| {
+            Error::Backend("CUDA companions: ring buffer still being read".into())
+        })?;
+        // The planes into staging, one host thread per plane.
+        let uploads = f.plan.uploads(job);
+        let total: usize = uploads.iter().map(|(r, _)| r.bytes).sum();
+        let mut rest = rb.staging.slice_mut(0, total);
+        let mut parts: Vec<Task<'_, ()>> = Vec::new();
+        for (r, data) in &uploads {
+            let (dst, tail) = std::mem::take(&mut rest).split_at_mut(r.bytes);
+            rest = tail;
+            let data: &[u16] = data;
+            parts.push(Box::new(move || {
+                for (d, v) in dst.chunks_exact_mut(2).zip(data) {
+                    d.copy_from_slice(&v.to_le_bytes());
+                }
+            }));
+        }
+        run_parallel(parts)?;
+        // SAFETY: every copy stays inside the arena (the plan's regions; the staged planes are
+        // exactly region-sized, Geometry::of checked the job's plane lengths) and inside the
+        // ring buffer (staging holds every input region, readback readback.bytes). Both host
+        // buffers are left alone until this frame's `done` event completed (the buffer is
+        // reused only after this frame's scoring thread, which waits for it, was joined).
         unsafe {
             for r in &f.plan.zero {
                 result::memset_d8_async(f.base + r.off as u64, 0, r.bytes, st)
                     .map_err(be("cuMemsetD8Async"))?;
             }
-            for (r, data) in f.plan.uploads(job) {
-                debug_assert_eq!(data.len() * 2, r.bytes);
-                result::memcpy_htod_async(f.base + r.off as u64, data, st).map_err(be("upload"))?;
+            let mut off = 0;
+            for (r, _) in &uploads {
+                let src = rb.staging.slice(off, r.bytes);
+                result::memcpy_htod_async(f.base + r.off as u64, src, st).map_err(be("upload"))?;
+                off += r.bytes;
             }
         }
         let f = self.frame.as_ref().expect("set up");
@@ -1190,22 +1240,20 @@ impl CompanionGpu {
             self.launch(f.base, l)?;
         }
         let f = self.frame.as_mut().expect("set up");
-        if f.plan.readback.bytes > 0 {
+        let n = f.plan.readback.bytes;
+        let rb = Arc::get_mut(&mut f.readbacks[ring]).expect("checked above, not shared since");
+        if n > 0 {
             // SAFETY: readback has exactly readback.bytes bytes; the region is in the arena.
             unsafe {
-                let n = f.plan.readback.bytes;
                 result::memcpy_dtoh_async(
-                    f.readbacks[ring].0.slice_mut(0, n),
+                    rb.readback.slice_mut(0, n),
                     f.base + f.plan.readback.off as u64,
                     st,
                 )
                 .map_err(be("read back"))?;
             }
         }
-        f.readbacks[ring]
-            .1
-            .record(&self.stream)
-            .map_err(be("cuEventRecord"))?;
+        rb.done.record(&self.stream).map_err(be("cuEventRecord"))?;
         Ok(())
     }
 
@@ -1240,11 +1288,22 @@ impl CompanionGpu {
             let _ = self.stream.synchronize();
             return Err(e);
         }
-        self.pending.push_back(Pending {
-            ticket,
-            job: job.clone(),
-            ring,
-        });
+        let f = self.frame.as_ref().expect("set up");
+        let work = (
+            Arc::clone(&f.plan),
+            Arc::clone(&f.readbacks[ring]),
+            job.clone(),
+        );
+        let for_thread = work.clone();
+        let scoring = match std::thread::Builder::new()
+            .name("vmafgpu-scores".into())
+            .spawn(move || score_frame(for_thread))
+        {
+            Ok(h) => Scoring::Thread(h),
+            // No thread to be had: score here, now.
+            Err(_) => Scoring::Done(Box::new(score_frame(work))),
+        };
+        self.pending.push_back(Pending { ticket, scoring });
         Ok(ticket)
     }
 
@@ -1268,25 +1327,26 @@ impl CompanionGpu {
     /// Forget every pending frame (a reset): waits for the GPU, drops the results.
     pub fn clear(&mut self) {
         let _ = self.stream.synchronize();
-        self.pending.clear();
+        while !self.pending.is_empty() {
+            self.finish_oldest();
+        }
         self.finished.clear();
     }
 
-    /// Wait for the oldest pending frame's readback and compute its scores (kept in
-    /// `finished` until taken).
+    /// Join the oldest pending frame's scoring thread (its scores are kept in `finished` until
+    /// taken).
     fn finish_oldest(&mut self) {
         let Some(p) = self.pending.pop_front() else {
             return;
         };
-        let f = self
-            .frame
-            .as_ref()
-            .expect("a pending frame has its geometry set up");
-        let (rb, ev) = &f.readbacks[p.ring];
-        let r = ev
-            .synchronize()
-            .map_err(be("cuEventSynchronize"))
-            .and_then(|()| f.plan.scores(&p.job, rb.slice(0, f.plan.readback.bytes)));
+        let r = match p.scoring {
+            Scoring::Thread(h) => h.join().unwrap_or_else(|_| {
+                Err(Error::Backend(
+                    "CUDA companions: a scoring thread panicked".into(),
+                ))
+            }),
+            Scoring::Done(r) => *r,
+        };
         self.finished.push_back((p.ticket, r));
     }
 
