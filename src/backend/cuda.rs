@@ -1162,11 +1162,19 @@ impl Worker {
         }
     }
 
-    /// Is the oldest pending result ready without blocking?
+    /// Is the oldest pending result ready without blocking? (Its kernels, and its companion
+    /// metrics' scores: taking them early would make the worker wait for their host sums
+    /// instead of queueing the next frames.)
     fn front_ready(&self) -> bool {
         match self.queue.front() {
             Some(Pending::Failed(_)) => true,
-            Some(Pending::Slot(s)) => self.slots[*s].done.is_complete(),
+            Some(Pending::Slot(s)) => {
+                let companions_ready = match self.slots[*s].job.and_then(|j| j.companions) {
+                    Some(t) => self.companion.as_ref().is_some_and(|g| g.is_ready(t)),
+                    None => true,
+                };
+                self.slots[*s].done.is_complete() && companions_ready
+            }
             None => false,
         }
     }

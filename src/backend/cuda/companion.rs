@@ -1324,6 +1324,18 @@ impl CompanionGpu {
         }
     }
 
+    /// Whether [`CompanionGpu::take`] of `ticket` would return without waiting.
+    pub fn is_ready(&self, ticket: u64) -> bool {
+        self.finished.iter().any(|(t, _)| *t == ticket)
+            || self.pending.iter().any(|p| {
+                p.ticket == ticket
+                    && match &p.scoring {
+                        Scoring::Thread(h) => h.is_finished(),
+                        Scoring::Done(_) => true,
+                    }
+            })
+    }
+
     /// Forget every pending frame (a reset): waits for the GPU, drops the results.
     pub fn clear(&mut self) {
         let _ = self.stream.synchronize();
