@@ -555,6 +555,8 @@ enum Msg {
     ),
     Reset,
     Time(Box<FrameJob>, usize, Sender<Result<KernelTimes>>),
+    /// Set up the companion metrics' kernels now (Backend::prepare).
+    PrepareCompanions(Sender<Result<()>>),
 }
 
 enum Out {
@@ -1259,6 +1261,14 @@ impl Worker {
                     self.companion_host = (0.0, 0.0);
                     let _ = reply.send(r);
                 }
+                Some(Msg::PrepareCompanions(reply)) => {
+                    let r = match self.companion {
+                        Some(_) => Ok(()),
+                        None => companion::CompanionGpu::new(&self.ctx)
+                            .map(|g| self.companion = Some(g)),
+                    };
+                    let _ = reply.send(r);
+                }
                 Some(Msg::Reset) => {
                     for s in &self.slots {
                         let _ = s.stream.synchronize();
@@ -1411,6 +1421,16 @@ impl Backend for CudaBackend {
 
     fn checks_host_ranges(&self) -> bool {
         range_check_on_gpu()
+    }
+
+    fn prepare(&mut self, companions: crate::backend::Companions) -> Result<()> {
+        if !companions.any() {
+            return Ok(());
+        }
+        let (tx, rx) = mpsc::channel();
+        self.send(Msg::PrepareCompanions(tx))?;
+        rx.recv()
+            .map_err(|_| Error::Backend("CUDA: worker thread has stopped".into()))?
     }
 
     fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {

@@ -135,6 +135,15 @@ pub trait Backend: Send {
         false
     }
 
+    /// Get ready for jobs that ask for `companions`, so that the first such frame does not
+    /// wait (the CUDA backend compiles and loads its companion kernels here, about two seconds
+    /// once per process, instead of at the first frame). A failure here is the error the first
+    /// frame would get. The default does nothing.
+    fn prepare(&mut self, companions: Companions) -> Result<()> {
+        let _ = companions;
+        Ok(())
+    }
+
     /// Whether [`Backend::submit_host`] checks the host planes' samples itself. Then a frame
     /// with a sample above `2^bpc - 1` is refused there with [`Error::SampleRange`] (the first
     /// such sample in row order, reference before distorted, both named "luma") and nothing

@@ -555,7 +555,10 @@ impl Scorer {
                 enable_transform: cfg.enable_transform,
             },
         )?;
-        let backend = open(&cfg)?;
+        let mut backend = open(&cfg)?;
+        if cfg.companions.any() {
+            backend.prepare(cfg.companions)?;
+        }
         Ok(Scorer {
             cfg,
             model,
