@@ -1400,3 +1400,42 @@ impl CompanionGpu {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_parallel_keeps_task_order_and_turns_panics_into_errors() {
+        // Tasks of different lengths: the results still come back in task order.
+        let tasks: Vec<Task<'_, usize>> = (0..12usize)
+            .map(|i| -> Task<'_, usize> {
+                Box::new(move || {
+                    std::thread::sleep(std::time::Duration::from_millis((12 - i as u64) * 2));
+                    i * i
+                })
+            })
+            .collect();
+        assert_eq!(
+            run_parallel(tasks).unwrap(),
+            (0..12).map(|i| i * i).collect::<Vec<_>>()
+        );
+        assert!(run_parallel::<u8>(Vec::new()).unwrap().is_empty());
+        // A panicking task (the first, run on the calling thread, or another, on its own
+        // thread) is an error of the call, and the other tasks are still joined.
+        for bad in [0usize, 2] {
+            let tasks: Vec<Task<'_, usize>> = (0..4usize)
+                .map(|i| -> Task<'_, usize> {
+                    Box::new(move || {
+                        if i == bad {
+                            panic!("task {i} fails");
+                        }
+                        i
+                    })
+                })
+                .collect();
+            let e = run_parallel(tasks).unwrap_err();
+            assert!(e.to_string().contains("panicked"), "{e}");
+        }
+    }
+}
