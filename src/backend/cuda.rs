@@ -495,9 +495,10 @@ fn driver_says_pinned(bytes: &[u8]) -> bool {
 ///
 /// The GPU check reads no host memory (a 4K 10-bit pair is 33 MB), but the submitting thread
 /// must wait for its verdict, which waits for the upload and for SMs busy with the previous
-/// frame: on the H200, 4K 10-bit through the element ran at 737-745 frames/s with it against
-/// 1376-1413 with the host scan (BENCHMARKS.md). It stays for hosts whose memory bandwidth is
-/// the bottleneck.
+/// frame: on the H200, 4K 10-bit through the element ran at 737-747 frames/s with it against
+/// 1216-1450 with the host scan in most runs (BENCHMARKS.md). It is kept, tested, as the part a
+/// check that does not hold up the streaming thread would build on (refusing the frame when its
+/// result is read).
 fn range_check_on_gpu() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| std::env::var("VMAFGPU_RANGE_CHECK").as_deref() == Ok("gpu"))
@@ -802,6 +803,14 @@ impl Worker {
             self.drain_for_setup()?;
             self.setup(key, &job.vif, &job.adm)?;
         }
+        // Host planes the engine did not scan and the plan cannot check (frames above 2^31
+        // samples): scan them here, before anything is queued.
+        if check_range
+            && self.plan.as_ref().is_some_and(|p| p.range.is_none())
+            && let Some(x) = host
+        {
+            crate::backend::host::check_ranges(&[(&x.reference, "luma"), (&x.distorted, "luma")])?;
+        }
         let s = self.next;
         self.next = (s + 1) % SLOTS;
         if self.slots[s].job.is_some() {
@@ -990,10 +999,7 @@ impl Worker {
         // works on the following frames.
         let t_companions = std::time::Instant::now();
         let companions = if job.features && job.companions.any() {
-            if self.companion.is_none() {
-                self.companion = Some(companion::CompanionGpu::new(&self.ctx)?);
-            }
-            let gpu = self.companion.as_mut().expect("set just above");
+            let gpu = self.companion_gpu()?;
             Some(match host {
                 // Host planes with companion metrics (the engine does not send these): the
                 // kernels read compact planes.
@@ -1015,6 +1021,15 @@ impl Worker {
         self.host.0 += 1;
         self.host.2 += t_enqueue.elapsed().as_secs_f64();
         Ok(Pending::Slot(s))
+    }
+
+    /// The companion metrics' kernels and buffers, set up by the first call (Backend::prepare
+    /// or the first job that asks for a companion metric).
+    fn companion_gpu(&mut self) -> Result<&mut companion::CompanionGpu> {
+        if self.companion.is_none() {
+            self.companion = Some(companion::CompanionGpu::new(&self.ctx)?);
+        }
+        Ok(self.companion.as_mut().expect("set just above"))
     }
 
     /// Run the range check `l` on slot `s` after the uploads queued there and wait for it:
@@ -1262,12 +1277,7 @@ impl Worker {
                     let _ = reply.send(r);
                 }
                 Some(Msg::PrepareCompanions(reply)) => {
-                    let r = match self.companion {
-                        Some(_) => Ok(()),
-                        None => companion::CompanionGpu::new(&self.ctx)
-                            .map(|g| self.companion = Some(g)),
-                    };
-                    let _ = reply.send(r);
+                    let _ = reply.send(self.companion_gpu().map(|_| ()));
                 }
                 Some(Msg::Reset) => {
                     for s in &self.slots {

@@ -515,8 +515,9 @@ impl Plan {
         };
 
         // One thread per 4 samples up to 1024 blocks (grid-stride beyond: a 4K pair is read in
-        // a few microseconds either way).
-        let range = (bpc != 8 && bpc != 16).then(|| Launch {
+        // a few microseconds either way). The kernel's u32 indices need w * h <= 2^31 (a 46340
+        // x 46340 frame); beyond, there is no launch and the backend scans on the host.
+        let range = (bpc != 8 && bpc != 16 && w * h <= 1 << 31).then(|| Launch {
             kernel: Kernel::RangeU16,
             grid: (
                 (w * h).div_ceil(4 * BLOCK as usize).clamp(1, 1024) as u32,
@@ -526,7 +527,7 @@ impl Plan {
                 Arg::Ptr(Buf::Ref, 0),
                 Arg::Ptr(Buf::Dis, 0),
                 Arg::Range(RangeArgs {
-                    // <= 15360 x 8640 samples (asserted by the engine's size limit), < 2^32.
+                    // <= 2^31 (checked above).
                     n: (w * h) as u32,
                     mask: (0xffffu32 << bpc) & 0xffff,
                 }),
@@ -644,6 +645,24 @@ mod tests {
     }
 
     #[test]
+    fn range_check_only_where_a_sample_can_be_out_of_range() {
+        let consts = AdmConstants::new(&crate::features::adm::AdmParams::default());
+        for bpc in 8..=16u8 {
+            let p = Plan::new(641, 359, bpc, 100.0, &consts);
+            assert_eq!(p.range.is_some(), bpc != 8 && bpc != 16, "{bpc}-bit");
+            if let Some(Launch { args, .. }) = &p.range {
+                let Arg::Range(r) = args[2] else {
+                    panic!("{args:?}")
+                };
+                assert_eq!((r.n, r.mask), (641 * 359, 0xffff & !((1 << bpc) - 1)));
+            }
+        }
+        // Above 2^31 samples the kernel's u32 indices could wrap: no launch (host scan).
+        assert!(Plan::new(46341, 46341, 10, 100.0, &consts).range.is_none());
+        assert!(Plan::new(46340, 46340, 10, 100.0, &consts).range.is_some());
+    }
+
+    #[test]
     fn every_launch_argument_names_a_buffer_of_the_plan() {
         let consts = AdmConstants::new(&crate::features::adm::AdmParams::default());
         for (w, h, bpc) in [
@@ -653,7 +672,12 @@ mod tests {
             (15360, 8640, 16),
         ] {
             let p = Plan::new(w, h, bpc, 100.0, &consts);
-            for l in p.launches.iter().chain(std::iter::once(&p.motion)) {
+            for l in p
+                .launches
+                .iter()
+                .chain(std::iter::once(&p.motion))
+                .chain(p.range.as_ref())
+            {
                 for a in &l.args {
                     if let Arg::Ptr(b, off) = a {
                         assert!(
