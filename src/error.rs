@@ -26,6 +26,12 @@ pub enum Error {
         value: u16,
         bpc: u8,
     },
+    /// A frame that was taken and refused afterwards, when its result was read: a backend that
+    /// checks the samples itself (the CUDA backend, on the GPU) found `cause` (a
+    /// [`Error::SampleRange`]) in frame `index`. The clip then ends at the frame before it:
+    /// the frames pushed after it are dropped, and `finish()` returns the clip's remaining
+    /// scores and its summary as if the stream had ended there.
+    FrameRefused { index: u64, cause: Box<Error> },
     /// A model file or model JSON that cannot be used.
     Model(String),
     /// A backend (GPU) failure: driver missing, out of memory, kernel failure.
@@ -69,6 +75,10 @@ impl fmt::Display for Error {
                 f,
                 "{plane} sample {value} at ({x}, {y}) exceeds the {bpc}-bit maximum {}",
                 (1u32 << bpc) - 1
+            ),
+            Error::FrameRefused { index, cause } => write!(
+                f,
+                "frame {index} refused: {cause}; the clip ends at the frame before it"
             ),
             Error::Model(s) => write!(f, "model error: {s}"),
             Error::Backend(s) => write!(f, "backend error: {s}"),

@@ -216,17 +216,22 @@ fn push_shared_on_cuda_equals_push_pinned_and_pageable() {
     );
 }
 
-/// Out-of-range samples are refused (by the engine's host scan; with VMAFGPU_RANGE_CHECK=gpu by
-/// the CUDA backend on the GPU after the upload: the GPU run does both), the error names the
-/// first bad sample in row order (reference before distorted), and the clip goes on unchanged:
-/// pinned and pageable planes, 10 and 12 bits, a bad sample in either plane, in a 4-sample word
-/// or the tail, one sample above the maximum or far above it.
+/// Out-of-range samples are refused, the error naming the first bad sample in row order
+/// (reference before distorted): pinned and pageable planes, 10 and 12 bits, a bad sample in
+/// either plane, in a 4-sample word or the kernel's tail, one above the maximum or far above.
+///
+/// By default the CUDA backend checks on the GPU and refuses a frame when its result is read:
+/// some later call returns `FrameRefused` for it, and the clip ends before it (`finish` gives
+/// exactly the scores of a clip of the frames before it). With VMAFGPU_RANGE_CHECK=host the
+/// engine scans on the host: the push itself fails and the clip goes on unchanged. The GPU run
+/// does both.
 #[test]
 fn cuda_push_shared_refuses_out_of_range_samples() {
     let test = "cuda_push_shared_refuses_out_of_range_samples";
     let Some((mut gpu, pinned)) = cuda_or_skip(test, &ScorerConfig::default()) else {
         return;
     };
+    let on_host = std::env::var("VMAFGPU_RANGE_CHECK").as_deref() == Ok("host");
     let mut bad = Vec::new();
     let mut refusals = 0;
     // w * h % 4 = 0 and 3 (the kernel's tail).
@@ -241,6 +246,8 @@ fn cuda_push_shared_refuses_out_of_range_samples() {
             .collect();
         let g = (w, h, bpc, stride);
         let want = plain(&mut gpu, &pairs, g);
+        // A clip of the first k frames, for each k a case cuts at.
+        let prefix: Vec<Scores> = (0..4).map(|k| plain(&mut gpu, &pairs[..k], g)).collect();
         // (frame, plane 0 = reference / 1 = distorted, x, y, value); a second bad sample later
         // in row order (or in the distorted plane) must not be the one named.
         let cases = [
@@ -249,7 +256,28 @@ fn cuda_push_shared_refuses_out_of_range_samples() {
             (3, 1, 0, 0, 1 << 15),
             (3, 0, w - 2, h - 1, max + 1),
         ];
+        // The pair with the case's bad samples.
+        let spoil = |p: &Pair, (_, plane, x, y, value): (usize, usize, usize, usize, u16)| {
+            let mut planes = [p.r.clone(), p.d.clone()];
+            let o = y * stride + 2 * x;
+            planes[plane][o..o + 2].copy_from_slice(&value.to_le_bytes());
+            let lo = if plane == 0 {
+                0
+            } else {
+                (y * stride + 2 * x + 2).min((h - 1) * stride + 2 * (w - 1))
+            };
+            if lo != o || plane != 1 {
+                planes[1][lo..lo + 2].copy_from_slice(&(max + 1).to_le_bytes());
+            }
+            planes
+        };
+        let named = |got: &gstvmafgpu::Error,
+                     (_, _, x, y, value): (usize, usize, usize, usize, u16)| {
+            matches!(got, gstvmafgpu::Error::SampleRange { x: ex, y: ey, value: ev, bpc: eb, .. }
+                if (*ex, *ey, *ev, *eb) == (x, y, value, bpc))
+        };
         for on_pinned in [false, true] {
+            let mem = if on_pinned { "pinned" } else { "pageable" };
             let owner = |b: &[u8]| -> Arc<dyn HostBytes> {
                 if on_pinned {
                     let mut p: PinnedHostBuf = pinned.alloc(b.len()).expect("pinned alloc");
@@ -259,68 +287,88 @@ fn cuda_push_shared_refuses_out_of_range_samples() {
                     Arc::new(b.to_vec())
                 }
             };
-            let mut out = Vec::new();
-            for (i, p) in pairs.iter().enumerate() {
-                for &(frame, plane, x, y, value) in &cases {
-                    if frame != i {
-                        continue;
+            let hp = |b: &[u8]| HostPlane::new(owner(b), 0, stride, w, h, bpc).unwrap();
+            let push = |gpu: &mut Scorer, r: &[u8], d: &[u8]| {
+                gpu.push_shared(
+                    &picture(r, w, h, bpc, stride),
+                    &picture(d, w, h, bpc, stride),
+                    hp(r),
+                    hp(d),
+                )
+            };
+            if on_host {
+                // Refused at the push; the clip goes on as if the bad pairs were never pushed.
+                let mut out = Vec::new();
+                for (i, p) in pairs.iter().enumerate() {
+                    for &case in cases.iter().filter(|c| c.0 == i) {
+                        let [r, d] = spoil(p, case);
+                        refusals += 1;
+                        match push(&mut gpu, &r, &d) {
+                            Err(e) if named(&e, case) => {}
+                            other => {
+                                bad.push(format!("{w}x{h} {bpc}-bit {mem} {case:?}: got {other:?}"))
+                            }
+                        }
                     }
-                    let mut planes = [p.r.clone(), p.d.clone()];
-                    let o = y * stride + 2 * x;
-                    planes[plane][o..o + 2].copy_from_slice(&value.to_le_bytes());
-                    // A later bad sample, in the other plane or further on.
-                    let (later, lo) = if plane == 0 {
-                        (1, 0)
+                    out.extend(push(&mut gpu, &p.r, &p.d).unwrap());
+                }
+                let (rest, summary) = gpu.finish().unwrap();
+                out.extend(rest);
+                if (&out, &summary) != (&want.0, &want.1) {
+                    bad.push(format!(
+                        "{w}x{h} {bpc}-bit {mem}: the clip around the refused frames differs"
+                    ));
+                }
+                continue;
+            }
+            // Refused when its result is read; the clip ends before it.
+            for case in cases {
+                refusals += 1;
+                let label = format!("{w}x{h} {bpc}-bit {mem} {case:?}");
+                let mut out = Vec::new();
+                let mut refused = None;
+                for (i, p) in pairs.iter().enumerate() {
+                    let got = if i == case.0 {
+                        let [r, d] = spoil(p, case);
+                        push(&mut gpu, &r, &d)
                     } else {
-                        (
-                            1,
-                            (y * stride + 2 * x + 2).min((h - 1) * stride + 2 * (w - 1)),
-                        )
+                        push(&mut gpu, &p.r, &p.d)
                     };
-                    if lo != o || later != plane {
-                        planes[later][lo..lo + 2].copy_from_slice(&(max + 1).to_le_bytes());
-                    }
-                    let [r, d] = planes;
-                    let hp = |b: &[u8]| HostPlane::new(owner(b), 0, stride, w, h, bpc).unwrap();
-                    let got = gpu.push_shared(
-                        &picture(&r, w, h, bpc, stride),
-                        &picture(&d, w, h, bpc, stride),
-                        hp(&r),
-                        hp(&d),
-                    );
-                    refusals += 1;
-                    let label = format!(
-                        "{w}x{h} {bpc}-bit {}: {value} at ({x}, {y}) of plane {plane}",
-                        if on_pinned { "pinned" } else { "pageable" }
-                    );
-                    match got {
-                        Err(gstvmafgpu::Error::SampleRange {
-                            x: ex,
-                            y: ey,
-                            value: ev,
-                            bpc: eb,
-                            ..
-                        }) if (ex, ey, ev, eb) == (x, y, value, bpc) => {}
-                        other => bad.push(format!("{label}: got {other:?}")),
+                    match (got, refused.is_some()) {
+                        (Ok(f), false) => out.extend(f),
+                        (Err(e), false) => refused = Some(e),
+                        (Err(gstvmafgpu::Error::State(_)), true) => {}
+                        (other, true) => {
+                            bad.push(format!("{label}: push {i} after the refusal: {other:?}"))
+                        }
                     }
                 }
-                let hp = |b: &[u8]| HostPlane::new(owner(b), 0, stride, w, h, bpc).unwrap();
-                out.extend(
-                    gpu.push_shared(
-                        &picture(&p.r, w, h, bpc, stride),
-                        &picture(&p.d, w, h, bpc, stride),
-                        hp(&p.r),
-                        hp(&p.d),
-                    )
-                    .unwrap(),
-                );
+                if refused.is_none() {
+                    refused = gpu.poll(true).err();
+                }
+                match &refused {
+                    Some(gstvmafgpu::Error::FrameRefused { index, cause })
+                        if *index == case.0 as u64 && named(cause, case) => {}
+                    other => bad.push(format!("{label}: refusal {other:?}")),
+                }
+                let (rest, summary) = gpu.finish().unwrap();
+                out.extend(rest);
+                if (&out, &summary) != (&prefix[case.0].0, &prefix[case.0].1) {
+                    bad.push(format!(
+                        "{label}: the clip before the refused frame differs"
+                    ));
+                }
+            }
+            // Usable again: a clean clip gives the clean scores.
+            let mut out = Vec::new();
+            for p in &pairs {
+                out.extend(push(&mut gpu, &p.r, &p.d).unwrap());
             }
             let (rest, summary) = gpu.finish().unwrap();
             out.extend(rest);
             if (&out, &summary) != (&want.0, &want.1) {
                 bad.push(format!(
-                    "{w}x{h} {bpc}-bit {}: the clip around the refused frames differs",
-                    if on_pinned { "pinned" } else { "pageable" }
+                    "{w}x{h} {bpc}-bit {mem}: a clean clip after the refusals differs"
                 ));
             }
         }
@@ -331,5 +379,10 @@ fn cuda_push_shared_refuses_out_of_range_samples() {
         bad.len(),
         bad.join("\n")
     );
-    eprintln!("{test}: {refusals} refusals, each naming its first bad sample; clips unchanged");
+    let how = if on_host {
+        "at the push (host scan), clips unchanged"
+    } else {
+        "when read (GPU check), clips cut before them"
+    };
+    eprintln!("{test}: {refusals} refusals, each naming its first bad sample, {how}");
 }

@@ -292,6 +292,46 @@ fn ten_bit_frames_are_read_at_their_bit_depth() {
     );
 }
 
+/// A 10-bit frame with a luma sample above 1023 is an error naming the sample, and the frames
+/// before it keep their scores. Where it is caught depends on the backend: at its push on the
+/// CPU (and with VMAFGPU_RANGE_CHECK=host), a few frames later or at EOS on CUDA, which checks
+/// on the GPU without waiting. Either way nothing after it is scored.
+#[test]
+fn an_out_of_range_sample_is_an_error_naming_it() {
+    let info = info(VideoFormat::I42010le, 64, 48);
+    let mut rig = rig(&[], &info.to_caps().unwrap());
+    let (r, mut d) = clip(&info, 8);
+    let bad_at = 3;
+    {
+        let b = d[bad_at].make_mut();
+        let mut map = b.map_writable().unwrap();
+        let o = info.offset()[0] + 7 * info.stride()[0] as usize + 2 * 5;
+        map.as_mut_slice()[o..o + 2].copy_from_slice(&1024u16.to_le_bytes());
+    }
+    for i in 0..8 {
+        if rig.r.push(r[i].clone()).is_err() || rig.d.push(d[i].clone()).is_err() {
+            break;
+        }
+    }
+    rig.r.push_event(gst::event::Eos::new());
+    rig.d.push_event(gst::event::Eos::new());
+    let m = rig.messages();
+    assert_eq!(m.errors.len(), 1, "one error: {:?}", m.errors);
+    let (text, debug) = &m.errors[0];
+    assert!(
+        text.contains("sample 1024 at (5, 7) exceeds the 10-bit maximum 1023"),
+        "{text} ({debug})"
+    );
+    assert!(m.pooled.is_empty(), "no summary after the error");
+    // Frames before the bad one (frame 2 waits for frame 3's motion): at most 0 and 1, with
+    // the scores of a clean clip.
+    let pairs: Vec<_> = r.iter().zip(&d).take(bad_at).collect();
+    let want = oracle(&info, &pairs, ScorerConfig::default());
+    let n = m.frames.len();
+    assert!(n <= 2, "{n} frame messages: frames after the refused one were scored");
+    check_frames(&m.frames, &want[..n], &[0, 1][..n]);
+}
+
 #[test]
 fn sync_index_pairs_in_arrival_order_and_timestamp_does_not() {
     let info = i420();

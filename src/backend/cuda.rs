@@ -17,11 +17,12 @@
 //!   event; a plane in pageable memory is row-copied into the slot's staging on the stage
 //!   threads (no sample conversion), then uploaded. VMAFGPU_DIRECT_UPLOAD=0 stages pinned
 //!   planes too (for measurements).
-//! - Host planes of 9 to 15 bits are range-checked by the engine on the host before they are
-//!   taken. With VMAFGPU_RANGE_CHECK=gpu the backend checks them on the GPU instead
-//!   (kernels/motion.cu `range_u16`) right after their upload, and the submitting thread waits
-//!   for the verdict ([`Backend::checks_host_ranges`]); slower on the H200 (see
-//!   `range_check_on_gpu`).
+//! - Host planes of 9 to 15 bits are range-checked on the GPU (kernels/motion.cu `range_u16`,
+//!   right after their upload, into a word of the frame's results): nobody waits for the
+//!   verdict and no host thread reads the planes. A frame with a sample out of range is
+//!   refused when its result is read ([`Backend::checks_host_ranges`]); its host planes are
+//!   kept until then to name the first bad sample exactly. VMAFGPU_RANGE_CHECK=host has the
+//!   engine scan the planes on the host before taking them instead (see `range_check_on_gpu`).
 //! - Motion reads the previous frame's reference where it already is on the GPU (the previous
 //!   slot), so each reference is uploaded once.
 
@@ -416,6 +417,9 @@ struct Slot {
     /// Host planes uploaded straight from the caller's (pinned) memory: kept alive until the
     /// `uploaded` event completed.
     keep: Vec<HostPlane>,
+    /// The luma planes of a frame range-checked on the GPU, kept until its result is read, to
+    /// name the first bad sample when the check fails.
+    checked: Option<[HostPlane; 2]>,
 }
 
 impl Slot {
@@ -490,18 +494,18 @@ fn driver_says_pinned(bytes: &[u8]) -> bool {
     !bytes.is_empty() && ask(bytes.as_ptr()) && ask(bytes[bytes.len() - 1..].as_ptr())
 }
 
-/// Whether host planes of 9 to 15 bits are range-checked on the GPU after their upload
-/// (VMAFGPU_RANGE_CHECK=gpu) instead of scanned on the host before it (the default).
+/// Whether host planes of 9 to 15 bits are range-checked on the GPU after their upload (the
+/// default) instead of scanned by the engine on the host before it (VMAFGPU_RANGE_CHECK=host).
 ///
-/// The GPU check reads no host memory (a 4K 10-bit pair is 33 MB), but the submitting thread
-/// must wait for its verdict, which waits for the upload and for SMs busy with the previous
-/// frame: on the H200, 4K 10-bit through the element ran at 737-747 frames/s with it against
-/// 1216-1450 with the host scan in most runs (BENCHMARKS.md). It is kept, tested, as the part a
-/// check that does not hold up the streaming thread would build on (refusing the frame when its
-/// result is read).
+/// The host scan reads every sample before the frame is taken (a 4K 10-bit pair is 33 MB, on
+/// top of the 33 MB the upload reads): at 4K 10-bit it held the element to 500-1100
+/// frames/s in some runs on the H200's shared host (BENCHMARKS.md). The GPU check reads the
+/// uploaded planes in the GPU's memory and nobody waits for it: its verdict comes back with
+/// the frame's results, and a bad frame is refused then (Error::FrameRefused in the engine).
+/// An earlier version waited for the verdict before taking the frame: 737-747 frames/s.
 fn range_check_on_gpu() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("VMAFGPU_RANGE_CHECK").as_deref() == Ok("gpu"))
+    *ON.get_or_init(|| std::env::var("VMAFGPU_RANGE_CHECK").as_deref() != Ok("host"))
 }
 
 /// VMAFGPU_DIRECT_UPLOAD=0 stages pinned host planes like pageable ones (for measurements).
@@ -547,13 +551,9 @@ enum Pending {
 }
 
 enum Msg {
-    /// A job; with a verdict channel (host planes of 9 to 15 bits), the worker checks the
-    /// samples' range on the GPU and answers there before the job counts as taken.
-    Job(
-        Box<FrameJob>,
-        Option<Box<HostFrame>>,
-        Option<Sender<Result<()>>>,
-    ),
+    /// A job; with host planes of 9 to 15 bits and the GPU range check on, the worker checks
+    /// the samples on the GPU and refuses the frame when its result is read.
+    Job(Box<FrameJob>, Option<Box<HostFrame>>),
     Reset,
     Time(Box<FrameJob>, usize, Sender<Result<KernelTimes>>),
     /// Set up the companion metrics' kernels now (Backend::prepare).
@@ -685,6 +685,7 @@ impl Worker {
                 job: None,
                 motion_from: None,
                 keep: Vec::new(),
+                checked: None,
             });
         }
         self.finalize = Some(fin);
@@ -758,9 +759,9 @@ impl Worker {
     }
 
     /// Queue one frame. With `check_range` (host planes of 9 to 15 bits), the reference and
-    /// distorted planes are checked on the GPU right after their upload, and a frame with a
-    /// sample above `2^bpc - 1` is refused with the host scan's error (its first bad sample),
-    /// leaving the worker as it was.
+    /// distorted planes are checked on the GPU right after their upload; a frame with a sample
+    /// above `2^bpc - 1` is refused when its result is read (result_of: the host scan's error,
+    /// naming its first bad sample).
     fn submit(
         &mut self,
         job: &FrameJob,
@@ -940,31 +941,20 @@ impl Worker {
         slot.uploaded
             .record(&slot.stream)
             .map_err(be("cuEventRecord"))?;
-        if check_range && let (Some(x), Some(l)) = (host, plan.range.clone()) {
-            let refused = self.range_refused(s, &l);
-            if refused.is_err() {
-                let _ = self.slots[s].stream.synchronize();
-            }
-            // Synchronized: the uploads no longer read the caller's planes.
-            drop(keep);
-            match refused {
-                Ok(false) => keep = Vec::new(),
-                Ok(true) => {
-                    self.next = s;
-                    crate::backend::host::check_ranges(&[
-                        (&x.reference, "luma"),
-                        (&x.distorted, "luma"),
-                    ])?;
-                    return Err(Error::Backend(
-                        "CUDA: the range check found a sample the host scan does not".into(),
-                    ));
-                }
-                Err(e) => {
-                    self.next = s;
+        // The range check (host planes of 9 to 15 bits): after the uploads and the zeroing,
+        // into the RANGE word of the results; its verdict is read with them (result_of).
+        let checked = match (check_range, host, plan.range.clone()) {
+            (true, Some(x), Some(l)) => {
+                if let Err(e) = self.launch(s, &l) {
+                    // The uploads may still read the caller's planes (`keep`).
+                    let _ = self.slots[s].stream.synchronize();
                     return Err(e);
                 }
+                Some([x.reference.clone(), x.distorted.clone()])
             }
-        }
+            _ => None,
+        };
+        self.slots[s].checked = checked;
         let plan = self.plan.as_ref().expect("plan set up");
         self.slots[s].keep = keep;
         let slot = &self.slots[s];
@@ -1032,26 +1022,6 @@ impl Worker {
         Ok(self.companion.as_mut().expect("set just above"))
     }
 
-    /// Run the range check `l` on slot `s` after the uploads queued there and wait for it:
-    /// whether a sample is out of range. Leaves the slot's stream idle.
-    fn range_refused(&mut self, s: usize, l: &plan::Launch) -> Result<bool> {
-        self.launch(s, l)?;
-        let slot = &mut self.slots[s];
-        let acc = slot.buf(Buf::Acc).expect("Acc").ptr + 8 * slot::RANGE as u64;
-        let st = slot.stream.cu_stream();
-        // SAFETY: one u64 from inside the results (RANGE < RESULTS words of acc) into the
-        // first word of the pinned readback (RESULTS words), read after the synchronize below.
-        unsafe {
-            let rb = slot.readback.slice_mut(0, 8);
-            result::memcpy_dtoh_async(rb, acc, st).map_err(be("read back the range check"))?;
-        }
-        slot.stream
-            .synchronize()
-            .map_err(be("cuStreamSynchronize"))?;
-        let word = slot.readback.slice(0, 8);
-        Ok(u64::from_le_bytes(word.try_into().expect("8 bytes")) != 0)
-    }
-
     /// Block until every frame in flight is done (their results stay queued).
     fn drain_for_setup(&mut self) -> Result<()> {
         for s in &self.slots {
@@ -1077,6 +1047,19 @@ impl Worker {
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
             .collect();
+        if let Some([r, d]) = self.slots[s].checked.take()
+            && words[slot::RANGE] != 0
+        {
+            // Refused: the companion metrics' scores of the frame are not wanted (taken only
+            // to free their ring entry), and the host planes name the first bad sample.
+            if let (Some(t), Some(gpu)) = (job.companions, self.companion.as_mut()) {
+                let _ = gpu.take(t);
+            }
+            crate::backend::host::check_ranges(&[(&r, "luma"), (&d, "luma")])?;
+            return Err(Error::Backend(
+                "CUDA: the range check found a sample the host scan does not".into(),
+            ));
+        }
         let mut acc = plan::accum_from_words(&words, job.features, job.motion);
         if let Some(t) = job.companions {
             let t_take = std::time::Instant::now();
@@ -1218,7 +1201,7 @@ impl Worker {
                 }
             };
             match msg {
-                Some(Msg::Job(job, host, verdict)) => {
+                Some(Msg::Job(job, host)) => {
                     // Results that must be delivered before this job: all of them when the
                     // geometry changes (the slots are rebuilt), else up to the one of the slot
                     // about to be reused. The queue is in submission order.
@@ -1234,20 +1217,16 @@ impl Worker {
                             return;
                         }
                     }
-                    let submitted = self.submit(&job, host.as_deref(), verdict.is_some());
+                    let check_range = range_check_on_gpu()
+                        && host
+                            .as_ref()
+                            .is_some_and(|x| (9..=15).contains(&x.reference.bpc()));
+                    let submitted = self.submit(&job, host.as_deref(), check_range);
                     drop(host);
                     self.release_uploaded();
-                    match (submitted, verdict) {
-                        (Ok(p), Some(v)) => {
-                            self.queue.push_back(p);
-                            let _ = v.send(Ok(()));
-                        }
-                        // Refused: the submitter gets the error, nothing is queued.
-                        (Err(e), Some(v)) => {
-                            let _ = v.send(Err(e));
-                        }
-                        (Ok(p), None) => self.queue.push_back(p),
-                        (Err(e), None) => self.queue.push_back(Pending::Failed(e)),
+                    match submitted {
+                        Ok(p) => self.queue.push_back(p),
+                        Err(e) => self.queue.push_back(Pending::Failed(e)),
                     }
                     while self.front_ready() {
                         let r = self.pop_front().expect("ready");
@@ -1291,6 +1270,7 @@ impl Worker {
                     for s in &mut self.slots {
                         s.motion_from = None;
                         s.keep.clear();
+                        s.checked = None;
                     }
                     self.last_ref = None;
                     if let Some(gpu) = self.companion.as_mut() {
@@ -1420,7 +1400,7 @@ impl Backend for CudaBackend {
     }
 
     fn submit(&mut self, job: FrameJob) -> Result<()> {
-        self.send(Msg::Job(Box::new(job), None, None))?;
+        self.send(Msg::Job(Box::new(job), None))?;
         self.in_flight += 1;
         Ok(())
     }
@@ -1444,17 +1424,7 @@ impl Backend for CudaBackend {
     }
 
     fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {
-        let bpc = host.reference.bpc();
-        if !(self.checks_host_ranges() && bpc != 8 && bpc != 16) {
-            self.send(Msg::Job(Box::new(job), Some(Box::new(host)), None))?;
-            self.in_flight += 1;
-            return Ok(());
-        }
-        // Wait for the GPU's range check: only a frame that passes is taken.
-        let (tx, rx) = mpsc::channel();
-        self.send(Msg::Job(Box::new(job), Some(Box::new(host)), Some(tx)))?;
-        rx.recv()
-            .map_err(|_| Error::Backend("CUDA: worker thread has stopped".into()))??;
+        self.send(Msg::Job(Box::new(job), Some(Box::new(host))))?;
         self.in_flight += 1;
         Ok(())
     }

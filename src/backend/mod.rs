@@ -144,11 +144,12 @@ pub trait Backend: Send {
         Ok(())
     }
 
-    /// Whether [`Backend::submit_host`] checks the host planes' samples itself. Then a frame
-    /// with a sample above `2^bpc - 1` is refused there with [`Error::SampleRange`] (the first
-    /// such sample in row order, reference before distorted, both named "luma") and nothing
-    /// of it is taken: no result will come for it and the backend is as before the call. The
-    /// engine then does not scan the planes on the host first.
+    /// Whether [`Backend::submit_host`] checks the host planes' samples itself, after taking
+    /// the frame. Then a frame with a sample above `2^bpc - 1` is refused when its result is
+    /// due: [`Backend::receive`] returns [`Error::SampleRange`] in its place (the first such
+    /// sample in row order, reference before distorted, both named "luma"), in submission
+    /// order. The engine then does not scan the planes on the host, and on that error ends the
+    /// clip before the frame ([`Error::FrameRefused`]), resetting the backend.
     fn checks_host_ranges(&self) -> bool {
         false
     }

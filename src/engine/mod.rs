@@ -500,6 +500,11 @@ struct Clip {
     /// Pooling accumulators, one per metric in report order (set up by the first scored frame).
     pooled: Vec<(String, PoolAccumulator)>,
     frames_scored: u64,
+    /// Set when a backend refused a frame after taking it ([`Error::FrameRefused`]): the clip
+    /// ends before that frame and takes no more frames until `finish()`.
+    cut: Option<u64>,
+    /// Frames made final by the call that met the refusal, returned first by `finish()`.
+    held: Vec<FrameScores>,
 }
 
 /// The scorer. See the [module docs](self).
@@ -644,6 +649,13 @@ impl Scorer {
 
     /// Check a pair before anything is taken from it.
     fn validate(&self, r: &Picture<'_>, d: &Picture<'_>) -> Result<Geometry> {
+        if let Some(n) = self.clip.cut {
+            return Err(Error::State(format!(
+                "frame {n} was refused after it was taken, which ended the clip at frame {}: \
+                 call finish() (its remaining scores) or reset() before pushing again",
+                n.saturating_sub(1)
+            )));
+        }
         r.validate()?;
         d.validate()?;
         let g = Geometry {
@@ -878,8 +890,13 @@ impl Scorer {
     /// `reference` and `distorted` in memory they keep alive (a mapped buffer, a pinned buffer of
     /// the element's pool). The backend uploads straight from them (without any host copy when
     /// they are pinned) and drops them once it no longer reads them; the scorer keeps the last
-    /// reference for motion. Validation is `push`'s (samples above `bpc` bits are refused before
-    /// anything is taken: an `Err` changes nothing), and the scores are `push`'s.
+    /// reference for motion. Validation is `push`'s and the scores are `push`'s. Samples above
+    /// `bpc` bits are refused before anything is taken (an `Err` changes nothing), except on a
+    /// backend that checks them itself ([`Backend::checks_host_ranges`]: the CUDA backend, on
+    /// the GPU, so that the streaming thread never reads the planes): there the frame is
+    /// refused when its result is read, by a later `push_shared`, `poll` or `finish`, with
+    /// [`Error::FrameRefused`]; the clip then ends at the frame before it (the frames pushed
+    /// after it are dropped) and `finish()` returns its remaining scores and summary.
     ///
     /// The samples scored are those of `ref_luma` and `dist_luma` (the caller promises they are
     /// the pictures' luma); the pictures' own luma planes are read only when the route is
@@ -960,10 +977,7 @@ impl Scorer {
             prev_ref: host_prev,
         };
         if let Err(e) = self.backend.submit_host(job, host) {
-            // A range refusal takes nothing (Backend::checks_host_ranges): the clip goes on.
-            if !(matches!(e, Error::SampleRange { .. }) && self.backend.checks_host_ranges()) {
-                self.abort_clip();
-            }
+            self.abort_clip();
             return Err(e);
         }
         self.clip.geometry = Some(geometry);
@@ -994,7 +1008,7 @@ impl Scorer {
     /// Flush: every remaining frame, then the pooled summary. The scorer then starts a fresh clip
     /// (frame numbers from 0, any geometry).
     pub fn finish(&mut self) -> Result<(Vec<FrameScores>, Summary)> {
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.clip.held);
         self.collect(true, &mut out)?;
         if let Some(seq) = self.clip.motion.as_mut() {
             let done = seq.finish();
@@ -1050,6 +1064,22 @@ impl Scorer {
     fn collect_one(&mut self, wait: bool, out: &mut Vec<FrameScores>) -> Result<bool> {
         let got = match self.backend.receive(wait) {
             Ok(g) => g,
+            Err(e @ Error::SampleRange { .. }) if self.backend.checks_host_ranges() => {
+                // Refused after it was taken (Backend::checks_host_ranges): results come in
+                // submission order, so it is the oldest frame in flight. The clip ends before
+                // it: the frames after it are dropped, those before it stay (finish()).
+                let index = self.clip.next_index - self.clip.in_flight as u64;
+                self.backend.reset();
+                self.clip.in_flight = 0;
+                self.clip.next_index = index;
+                self.clip.cut = Some(index);
+                self.clip.refs.clear();
+                self.clip.held.append(out);
+                return Err(Error::FrameRefused {
+                    index,
+                    cause: Box::new(e),
+                });
+            }
             Err(e) => {
                 self.abort_clip();
                 return Err(e);

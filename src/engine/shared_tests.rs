@@ -1,6 +1,7 @@
 //! `Scorer::push_shared` (the zero-copy route) against `Scorer::push`, on a backend that reads
 //! host planes: the CPU reference behind a wrapper that records what it was given.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
 
 use super::*;
@@ -441,4 +442,161 @@ fn push_shared_falls_back_to_push() {
     assert!(!s.takes_host_planes());
     assert_eq!(shared(&mut s, &fr), want);
     assert_eq!(seen.lock().unwrap().host_jobs, 0);
+}
+
+/// The CPU backend behind a wrapper that checks host planes' samples itself, after taking the
+/// frame, as the CUDA backend does on the GPU: a bad frame is not computed, and its error comes
+/// out of `receive` in the frame's place (submission order).
+struct LateCheck {
+    inner: CpuBackend,
+    /// Submitted frames, oldest first, with the refusal of a bad one.
+    order: VecDeque<(u64, Option<Error>)>,
+    resets: Arc<Mutex<usize>>,
+}
+
+impl Backend for LateCheck {
+    fn name(&self) -> &'static str {
+        "late-check"
+    }
+    fn submit(&mut self, job: FrameJob) -> Result<()> {
+        self.order.push_back((job.index, None));
+        self.inner.submit(job)
+    }
+    fn receive(&mut self, wait: bool) -> Result<Option<(u64, FrameAccum)>> {
+        match self.order.front() {
+            None => Ok(None),
+            Some((_, Some(_))) => Err(self.order.pop_front().unwrap().1.unwrap()),
+            Some(&(index, None)) => {
+                let r = self.inner.receive(wait)?;
+                if let Some((i, _)) = &r {
+                    assert_eq!(*i, index, "results in submission order");
+                    self.order.pop_front();
+                }
+                Ok(r)
+            }
+        }
+    }
+    fn reset(&mut self) {
+        *self.resets.lock().unwrap() += 1;
+        self.order.clear();
+        self.inner.reset();
+    }
+    fn accepts_host_planes(&self) -> bool {
+        true
+    }
+    fn checks_host_ranges(&self) -> bool {
+        true
+    }
+    fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {
+        let index = job.index;
+        match crate::backend::host::check_ranges(&[
+            (&host.reference, "luma"),
+            (&host.distorted, "luma"),
+        ]) {
+            Err(e) => self.order.push_back((index, Some(e))),
+            Ok(()) => {
+                self.inner.submit(host.materialize(job))?;
+                self.order.push_back((index, None));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A frame refused after it was taken (a backend that checks samples itself): the call that
+/// reads its result returns `FrameRefused` naming the frame and its first bad sample, the clip
+/// ends at the frame before it (later frames dropped, pushes refused until `finish`), and
+/// `finish` gives exactly the scores and summary of a clip that ended there. For the bad frame
+/// at each position, with and without the five-frame motion window.
+#[test]
+fn frames_refused_late_end_the_clip_before_them() {
+    let fr = frames(40, 36, 10, 6);
+    let mut failures = Vec::new();
+    for five in [false, true] {
+        let cfg = || ScorerConfig {
+            model: if five {
+                five_frame_window_model()
+            } else {
+                ScorerConfig::default().model
+            },
+            ..ScorerConfig::default()
+        };
+        for bad_at in 0..fr.len() {
+            let want = plain(cfg(), &fr[..bad_at]);
+            let resets = Arc::new(Mutex::new(0));
+            let backend = LateCheck {
+                inner: CpuBackend::new(2).unwrap(),
+                order: VecDeque::new(),
+                resets: Arc::clone(&resets),
+            };
+            let mut s = Scorer::with_backend(cfg(), Box::new(backend)).unwrap();
+            let mut out = Vec::new();
+            let mut refused = None;
+            let mut after = Vec::new();
+            for (i, (r, _)) in fr.iter().enumerate() {
+                // frames()'s distorted frame, with two bad samples in frame `bad_at`.
+                let mut dist = Frame::new(40, 36, 10, i * i, 3);
+                if i == bad_at {
+                    dist.set(39, 35, 1024);
+                    dist.set(39, 34, 4000);
+                }
+                let got = s.push_shared(&r.picture(), &dist.picture(), r.host(), dist.host());
+                match (got, refused.is_some()) {
+                    (Ok(f), false) => out.extend(f),
+                    (Err(e @ Error::FrameRefused { .. }), false) => refused = Some(e),
+                    (Err(e), false) => failures.push(format!("bad at {bad_at}: push {i}: {e}")),
+                    (got, true) => after.push(format!("{got:?}")),
+                }
+            }
+            if refused.is_none() {
+                match s.poll(true) {
+                    Err(e @ Error::FrameRefused { .. }) => refused = Some(e),
+                    other => failures.push(format!("bad at {bad_at}: poll gave {other:?}")),
+                }
+            }
+            let want_err = Error::FrameRefused {
+                index: bad_at as u64,
+                cause: Box::new(Error::SampleRange {
+                    plane: "luma",
+                    x: 39,
+                    y: 34,
+                    value: 4000,
+                    bpc: 10,
+                }),
+            };
+            if refused.as_ref() != Some(&want_err) {
+                failures.push(format!("bad at {bad_at}: refusal {refused:?}"));
+            }
+            if let Some(a) = after.iter().find(|a| !a.starts_with("Err(State(")) {
+                failures.push(format!(
+                    "bad at {bad_at}: a push after the refusal gave {a}"
+                ));
+            }
+            if s.frames_pushed() != bad_at as u64 {
+                failures.push(format!(
+                    "bad at {bad_at}: {} frames pushed after the cut",
+                    s.frames_pushed()
+                ));
+            }
+            let (rest, summary) = s.finish().unwrap();
+            out.extend(rest);
+            if (&out, &summary) != (&want.0, &want.1) {
+                failures.push(format!(
+                    "bad at {bad_at} (five-frame window {five}): scores differ from a clip of \
+                     {bad_at} frames: {} frames vs {}",
+                    out.len(),
+                    want.0.len()
+                ));
+            }
+            if *resets.lock().unwrap() == 0 {
+                failures.push(format!("bad at {bad_at}: the backend was not reset"));
+            }
+            // The scorer is usable again: a fresh clip equal to a clean run.
+            let again = shared(&mut s, &fr[..3]);
+            if again != plain(cfg(), &fr[..3]) {
+                failures.push(format!("bad at {bad_at}: the next clip differs"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
