@@ -848,7 +848,8 @@ impl VmafGpu {
                 di,
                 change,
                 state.host_planes,
-                state.backend_name != "cpu",
+                // Waiting pays off only when a pair's GPU work is short (see below).
+                state.backend_name != "cpu" && !state.settings.companions.any(),
             )
         };
         if segment_change {
@@ -912,11 +913,22 @@ impl VmafGpu {
         // frame), about a millisecond after pair n arrived, and this thread has nothing else to
         // do until the next pair: wait for it, so that its message goes out now instead of with
         // the next pair (a frame period later). Not on the CPU backend, where waiting would
-        // leave its worker threads one frame at a time.
+        // leave its worker threads one frame at a time, nor with companion metrics, whose
+        // ordered host sums take a pair about 15 ms at 1080p: waiting would serialise the
+        // pairs (1080p60 with all five fell behind, frames queued, 89 ms after the next pair);
+        // without it they overlap and each message goes out with a following pair.
         let frames = if gpu && self.obj().latency().is_some() {
             let mut frames = frames;
             match self.with_scorer(|s| s.poll(true))? {
-                Ok(more) => frames.extend(more),
+                Ok(more) => {
+                    gst::debug!(
+                        CAT,
+                        imp = self,
+                        "live: waited for the pair's GPU work, {} frame(s) final",
+                        frames.len() + more.len()
+                    );
+                    frames.extend(more)
+                }
                 Err(e) => {
                     gst::element_imp_error!(
                         self,
