@@ -179,6 +179,83 @@ fn vif_builds_agree() {
     }
 }
 
+/// VIF's AVX-512 statistic kernel (used at every scale at least 32 columns wide; without and,
+/// where the CPU has it, with AVX-512 VNNI), the AVX2 kernel and the portable code on sizes
+/// that reach their edges: widths whose last 32-column step is partial (the masked horizontal
+/// step, the overlapping vertical one) at scale 0, 1 and 2, widths below 32 at some scale (the
+/// AVX2 kernel), heights whose output rows split differently between groups of four rows and
+/// single rows (near the top and bottom edges, per scale); every depth 8 to 16, the five
+/// contents, every other case through a padded stride, gain limits 100 and 1.
+#[test]
+fn vif_builds_agree_edge_sizes() {
+    let isas = Isa::all_supported();
+    let no_vnni = Isa::Avx512.supported();
+    let mut bad = vec![];
+    let mut checked = 0;
+    let widths = [33usize, 47, 63, 64, 65, 79, 96, 97, 127, 128, 129, 161, 193];
+    let heights = [33usize, 34, 35, 36, 37, 38, 39, 40, 45, 54, 71, 76];
+    for (n, &w) in widths.iter().enumerate() {
+        for (m, &h) in heights.iter().enumerate() {
+            for bpc in 8..=16u8 {
+                let k = (n * 7 + m * 3 + usize::from(bpc)) % CONTENTS.len();
+                let max = (1u32 << bpc) - 1;
+                let (r, d) = frames(CONTENTS[k], w, h, bpc, (w * 31 + h) as u64 + u64::from(bpc));
+                // Every other case through a padded stride (9 samples of garbage per row).
+                let stride = if (n + m + usize::from(bpc)).is_multiple_of(2) {
+                    w
+                } else {
+                    w + 9
+                };
+                let pad = |v: &[u16]| {
+                    let mut out = vec![max as u16; stride * h];
+                    for y in 0..h {
+                        out[y * stride..y * stride + w].copy_from_slice(&v[y * w..(y + 1) * w]);
+                    }
+                    out
+                };
+                let (rs, ds) = (pad(&r), pad(&d));
+                fn plane(v: &[u16], w: usize, h: usize, stride: usize, bpc: u8) -> Plane<'_> {
+                    Plane {
+                        data: v,
+                        width: w,
+                        height: h,
+                        stride,
+                        bpc,
+                    }
+                }
+                let (rp, dp) = (plane(&rs, w, h, stride, bpc), plane(&ds, w, h, stride, bpc));
+                for egl in [100.0, 1.0] {
+                    let p = vif::VifParams {
+                        enhn_gain_limit: egl,
+                    };
+                    let want = vif::compute_with(rp, dp, &p, Isa::Scalar);
+                    let mut got: Vec<(String, vif::VifAccum)> = isas[1..]
+                        .iter()
+                        .map(|&isa| (format!("{isa:?}"), vif::compute_with(rp, dp, &p, isa)))
+                        .collect();
+                    if no_vnni {
+                        got.push((
+                            "Avx512 without VNNI".into(),
+                            vif::compute_with_avx512_no_vnni(rp, dp, &p),
+                        ));
+                    }
+                    for (name, got) in got {
+                        if got != want {
+                            bad.push(format!(
+                                "{w}x{h} stride {stride} {bpc}-bit {:?} egl {egl} {name}: \
+                                 got {got:?}, want {want:?}",
+                                CONTENTS[k]
+                            ));
+                        }
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    finish("vif edge sizes", bad, checked);
+}
+
 #[test]
 fn adm_builds_agree() {
     let p = adm::AdmParams::default();

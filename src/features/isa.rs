@@ -70,3 +70,19 @@ impl Isa {
             .collect()
     }
 }
+
+/// Whether the CPU has AVX-512 VNNI (`vpdpwssd`), which the AVX-512 build's VIF kernel uses
+/// when present (the same sums modulo 2^32 as `vpmaddwd` then `vpaddd`). Detected once.
+pub(crate) fn avx512_vnni() -> bool {
+    static VNNI: OnceLock<bool> = OnceLock::new();
+    *VNNI.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::arch::is_x86_feature_detected!("avx512vnni")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    })
+}

@@ -312,6 +312,9 @@ struct Scratch {
     hs: [Vec<i32>; 8],
     #[cfg(target_arch = "x86_64")]
     vh: [Vec<i16>; 8],
+    /// AVX-512 kernel: the vertical-pass rows of the output rows that share a pass.
+    #[cfg(target_arch = "x86_64")]
+    vg: [[Vec<i16>; 8]; avx2::G],
 }
 
 impl Scratch {
@@ -334,6 +337,8 @@ impl Scratch {
             hs: Default::default(),
             #[cfg(target_arch = "x86_64")]
             vh: Default::default(),
+            #[cfg(target_arch = "x86_64")]
+            vg: Default::default(),
         }
     }
 }
@@ -793,6 +798,9 @@ mod avx2 {
 
     /// Columns of one vector block (16 `i16` lanes).
     const B: usize = 16;
+
+    /// Output rows that share one vertical pass in the AVX-512 kernel (`i, i + 2, ...`).
+    pub(super) const G: usize = 4;
 
     /// Whether the kernels take a scale: every tap of `f` fits in `i16` and the image is at least
     /// one block wide.
@@ -1276,6 +1284,15 @@ mod avx2 {
         wide: bool,
     ) -> VifScaleAccum {
         let (w, h) = (r.w, r.h);
+        if wide && w >= 2 * B {
+            // SAFETY: `wide` is true only in compute_avx512 (Isa::Avx512 checked).
+            return if crate::features::isa::avx512_vnni() && !super::NO_VNNI.with(|c| c.get()) {
+                // SAFETY: as above, and the CPU has AVX-512 VNNI.
+                unsafe { wide512::statistic_vnni(f, r, d, v, egl, s) }
+            } else {
+                unsafe { wide512::statistic(f, r, d, v, egl, s) }
+            };
+        }
         let half = FW / 2;
         assert!(fits(f, w) && FW <= 17 && half <= PAD);
         let cp = pairs(f);
@@ -1342,15 +1359,7 @@ mod avx2 {
             });
             // Vertical pass. First the sums `S` of every quantity and block into s.vs (per block
             // 16 lanes: the low then the high interleave half), one quantity at a time.
-            if inner && wide {
-                // SAFETY: `wide` is true only in compute_avx512 (Isa::Avx512 checked).
-                unsafe {
-                    wide512::vpass_row::<FW>(
-                        &s.pairs, &pair_rows, &s.ring, last, nq, nb, w, f, &mut s.vs,
-                    )
-                };
-            }
-            for q in (0..nq).filter(|_| !(inner && wide)) {
+            for q in 0..nq {
                 for b in 0..nb {
                     let j = block(b);
                     let (lo, hi) = if inner {
@@ -1453,15 +1462,7 @@ mod avx2 {
             for (vh, hs) in s.vh.iter().zip(s.hs.iter_mut()) {
                 // Every load of hpass_at below ends at or before PAD + full + half + B + 1.
                 let row = &vh[..PAD + full + half + B + 1];
-                // The wide pass does the 32-column steps (even columns of a step, then odd),
-                // this loop what is left (at most one 16-column step).
-                let done = if wide {
-                    // SAFETY: `wide` is true only in compute_avx512 (Isa::Avx512 checked).
-                    unsafe { wide512::hpass_row::<FW>(row, full, f, hs) }
-                } else {
-                    0
-                };
-                for j0 in (done..full).step_by(B) {
+                for j0 in (0..full).step_by(B) {
                     // SAFETY: the loads of hpass_at read row[j0 + PAD - half ..= j0 + PAD +
                     // half + B], inside `row` (j0 + B <= full); AVX2 is enabled here.
                     let (e, o) = unsafe { hpass_at::<FW>(row.as_ptr().add(PAD + j0 - half), &cp) };
@@ -1477,13 +1478,7 @@ mod avx2 {
             let filt = |h: __m256i, l: __m256i| {
                 _mm256_add_epi32(h, _mm256_srli_epi32(_mm256_add_epi32(l, r15), 16))
             };
-            let done = if wide {
-                // SAFETY: `wide` is true only in compute_avx512 (Isa::Avx512 checked).
-                unsafe { wide512::sigmas(full, s) }
-            } else {
-                0
-            };
-            for o in (done..full).step_by(8) {
+            for o in (0..full).step_by(8) {
                 // SAFETY (loads, stores): AVX2 is enabled in this function.
                 let g = |a: usize| unsafe { ld32(&s.hs[a], o) };
                 let (mu1, mu2) = (g(0), g(1));
@@ -1510,12 +1505,7 @@ mod avx2 {
                 s.s2[j] = (filt(hs[4], hs[5]).wrapping_sub(mu2_sq) as i32).max(0);
                 s.s12[j] = filt(hs[6], hs[7]).wrapping_sub(mu1_mu2) as i32;
             }
-            if wide {
-                // SAFETY: `wide` is true only in compute_avx512 (Isa::Avx512 checked).
-                unsafe { wide512::accumulate_row(w, s, egl, table, &mut acc) };
-            } else {
-                accumulate_row(w, s, egl, table, &mut acc);
-            }
+            accumulate_row(w, s, egl, table, &mut acc);
         }
         acc
     }
@@ -1526,8 +1516,7 @@ mod avx2 {
         use std::arch::x86_64::*;
 
         use super::{
-            B, GAIN_EPS, PAD, SIGMA_NSQ, Scratch, VifScaleAccum, floor_log2_32, ld32 as ld32x8,
-            lookup,
+            B, G, GAIN_EPS, Img, PAD, SIGMA_NSQ, Scratch, Vertical, VifScaleAccum, log2_table,
         };
 
         /// The tap pairs `(f[2t], f[2t + 1])` of a filter (`f[FW]` = 0), one pair per lane.
@@ -1554,108 +1543,12 @@ mod avx2 {
             unsafe { _mm512_loadu_si512(s.as_ptr().cast()) }
         }
 
-        /// Store 16 `i32` at `s[i..]`.
+        /// Store 32 `i16` at `s[i..]`.
         #[target_feature(enable = "avx512f,avx512bw")]
-        fn st32(s: &mut [i32], i: usize, x: __m512i) {
-            let s = &mut s[i..i + 16];
+        fn st(s: &mut [i16], i: usize, x: __m512i) {
+            let s = &mut s[i..i + 2 * B];
             // SAFETY: `s` is 64 writable bytes; storeu needs no alignment; AVX-512F is enabled.
             unsafe { _mm512_storeu_si512(s.as_mut_ptr().cast(), x) }
-        }
-
-        /// Load 16 `i32` from `s[i..]`.
-        #[target_feature(enable = "avx512f,avx512bw")]
-        fn ld32(s: &[i32], i: usize) -> __m512i {
-            let s = &s[i..i + 16];
-            // SAFETY: as in `ld`.
-            unsafe { _mm512_loadu_si512(s.as_ptr().cast()) }
-        }
-
-        /// The vertical pass of an inner row (`super::vpass_pairs` for every quantity and
-        /// block): one 512-bit `vpmaddwd` covers both interleave halves of a block, which are
-        /// adjacent in `pairs` and in `vs` alike. The last tap (alone) is loaded from `ring`
-        /// and spread into the same (low half, high half) order with `vpermw`.
-        #[allow(clippy::too_many_arguments)]
-        #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
-        pub(in super::super) fn vpass_row<const FW: usize>(
-            pairs: &[i16],
-            pair_rows: &[usize; 8],
-            ring: &[i16],
-            last: usize,
-            nq: usize,
-            nb: usize,
-            w: usize,
-            f: &[u16; FW],
-            vs: &mut [i32],
-        ) {
-            let half = FW / 2;
-            let cp = taps(f);
-            // Lane p of the spread: half p / 16 (low, high) of 128-bit lane (p % 16) / 8, pair
-            // (p % 8) / 2, i.e. column 8 * ((p % 16) / 8) + 4 * (p / 16) + (p % 8) / 2.
-            let idx: [i16; 32] =
-                std::array::from_fn(|p| (8 * ((p % 16) / 8) + 4 * (p / 16) + (p % 8) / 2) as i16);
-            // SAFETY: `idx` is 64 readable bytes; AVX-512F is enabled.
-            let idx = unsafe { _mm512_loadu_si512(idx.as_ptr().cast()) };
-            let bias = _mm512_set1_epi32(i32::MIN);
-            let vs = &mut vs[..nq * nb * B];
-            for q in 0..nq {
-                for b in 0..nb {
-                    let n = q * nb + b;
-                    let j = (B * b).min(w - B);
-                    // SAFETY: 32 readable bytes at `last + q * w + j` (bounds-checked slice);
-                    // AVX is enabled.
-                    let x = unsafe {
-                        let r = &ring[last + q * w + j..last + q * w + j + B];
-                        _mm256_loadu_si256(r.as_ptr().cast())
-                    };
-                    let x = _mm512_permutexvar_epi16(idx, _mm512_castsi256_si512(x));
-                    let mut acc = _mm512_madd_epi16(x, cp[half]);
-                    for t in 0..half {
-                        let a = ld(pairs, pair_rows[t] + n * 2 * B);
-                        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(a, cp[t]));
-                    }
-                    st32(vs, n * B, _mm512_add_epi32(acc, bias));
-                }
-            }
-        }
-
-        /// The horizontal pass of one quantity, 32 columns a step (the 16 even columns of the
-        /// step, then the 16 odd ones, into `hs`), over the whole 32-column steps of `0..full`;
-        /// returns where it stopped. `row` is the padded vertical-pass row, cut at
-        /// `PAD + full + half + B + 1`.
-        #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
-        pub(in super::super) fn hpass_row<const FW: usize>(
-            row: &[i16],
-            full: usize,
-            f: &[u16; FW],
-            hs: &mut [i32],
-        ) -> usize {
-            let half = FW / 2;
-            let cp = taps(f);
-            let bias = _mm512_set1_epi32(i32::MIN);
-            let steps = full / (2 * B);
-            // The last load ends at row[PAD + 32 * (steps - 1) - half + FW + 31] =
-            // row[PAD + 32 * steps + half]; `row` is longer than that.
-            assert!(row.len() > PAD + 2 * B * steps + half);
-            for k in 0..steps {
-                let j0 = 2 * B * k;
-                let p = row[PAD + j0 - half..].as_ptr();
-                let (mut e, mut o) = (bias, bias);
-                for t in 0..half + 1 {
-                    // SAFETY: p + 2t + 1 + 31 <= p + FW + 31, inside `row` (asserted above);
-                    // AVX-512F is enabled.
-                    let (x, y) = unsafe {
-                        (
-                            _mm512_loadu_si512(p.add(2 * t).cast()),
-                            _mm512_loadu_si512(p.add(2 * t + 1).cast()),
-                        )
-                    };
-                    e = _mm512_add_epi32(e, _mm512_madd_epi16(x, cp[t]));
-                    o = _mm512_add_epi32(o, _mm512_madd_epi16(y, cp[t]));
-                }
-                st32(hs, j0, e);
-                st32(hs, j0 + 16, o);
-            }
-            steps * 2 * B
         }
 
         /// `(a * b + 2^31) >> 32` per 32-bit lane (`a, b <= 65536 * 65535`, so no 64-bit wrap).
@@ -1668,33 +1561,6 @@ mod avx2 {
                 r,
             );
             _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64(pe, 32), po)
-        }
-
-        /// The sigmas of the columns `0..full` (the layout of `hs`), 16 a step, as the AVX2
-        /// loop of [`super::statistic`]; returns where it stopped.
-        #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
-        pub(in super::super) fn sigmas(full: usize, s: &mut Scratch) -> usize {
-            let r15 = _mm512_set1_epi32(32768);
-            let zero = _mm512_setzero_si512();
-            let filt = |h: __m512i, l: __m512i| {
-                _mm512_add_epi32(h, _mm512_srli_epi32(_mm512_add_epi32(l, r15), 16))
-            };
-            let steps = full / 16;
-            for k in 0..steps {
-                let o = 16 * k;
-                let g = |a: usize| ld32(&s.hs[a], o);
-                let (mu1, mu2) = (g(0), g(1));
-                let mu1_sq = mul_hi_round(mu1, mu1);
-                let mu2_sq = mul_hi_round(mu2, mu2);
-                let mu1_mu2 = mul_hi_round(mu1, mu2);
-                let s1 = _mm512_sub_epi32(filt(g(2), g(3)), mu1_sq);
-                let s2 = _mm512_max_epi32(_mm512_sub_epi32(filt(g(4), g(5)), mu2_sq), zero);
-                let s12 = _mm512_sub_epi32(filt(g(6), g(7)), mu1_mu2);
-                st32(&mut s.s1, o, s1);
-                st32(&mut s.s2, o, s2);
-                st32(&mut s.s12, o, s12);
-            }
-            steps * 16
         }
 
         /// The vertical pass of [`super::subsample`] on one output row, 32 columns a step
@@ -1787,117 +1653,108 @@ mod avx2 {
             steps * 2 * B
         }
 
-        /// `table[idx & 0xffff]` of 16 lanes (as [`super::lookup`]).
+        /// `table[idx & 0xffff]` of the lanes of `m` (0 elsewhere); as [`lookup16`], masked.
         #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
-        fn lookup16(table: &[u16; 65537], idx: __m512i) -> __m512i {
+        fn lookup16m(table: &[u16; 65537], m: __mmask16, idx: __m512i) -> __m512i {
             let idx = _mm512_and_si512(idx, _mm512_set1_epi32(0xffff));
-            // SAFETY: each lane reads the 4 bytes at `2 * idx <= 131070` of the 131074-byte
-            // table (the low 16 bits are entry `idx`); AVX-512F is enabled.
-            let v = unsafe { _mm512_i32gather_epi32::<2>(idx, table.as_ptr().cast()) };
+            // SAFETY: each active lane reads the 4 bytes at `2 * idx <= 131070` of the
+            // 131074-byte table (the low 16 bits are entry `idx`); AVX-512F is enabled.
+            let v = unsafe {
+                _mm512_mask_i32gather_epi32::<2>(
+                    _mm512_setzero_si512(),
+                    m,
+                    idx,
+                    table.as_ptr().cast(),
+                )
+            };
             _mm512_and_si512(v, _mm512_set1_epi32(0xffff))
         }
 
-        /// [`super::accumulate_row`] with 16 pixels a step in the first pass (the gain-path
-        /// pixels packed to the front with `vpcompressd`) and 8 in the gain path: the same
-        /// per-pixel integer and double operations as the AVX2 kernel and the portable code.
-        /// Per-lane sums of a row fit in `i32` as there (fewer pixels per lane); the non-log
-        /// variances are summed in 64-bit lanes.
-        #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,avx512f,avx512bw,avx512vl")]
-        pub(in super::super) fn accumulate_row(
-            w: usize,
-            s: &mut Scratch,
-            egl: f64,
+        /// `log2_32(x)` of 16 lanes `2^17 <= x < 2^31` (those of `m`; the other lanes are
+        /// meaningless): `k = floor(log2(x)) - 15` from the exponent of the float of `x >> 8`
+        /// (exact, below 2^24), then the table entry of `x >> k`, plus `2048 * k`.
+        #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
+        fn log2_32x16(table: &[u16; 65537], m: __mmask16, x: __m512i) -> __m512i {
+            let fl = _mm512_cvtepi32_ps(_mm512_srli_epi32(x, 8));
+            let k = _mm512_sub_epi32(
+                _mm512_srli_epi32(_mm512_castps_si512(fl), 23),
+                _mm512_set1_epi32(127 - 8 + 15),
+            );
+            _mm512_add_epi32(
+                lookup16m(table, m, _mm512_srlv_epi32(x, k)),
+                _mm512_slli_epi32(k, 11),
+            )
+        }
+
+        /// The per-row sums of [`statistic`] (vector lanes; reduced into the scale's
+        /// [`VifScaleAccum`] at the end of each row).
+        struct Sums {
+            /// `accum_den_log` and `accum_num_log` terms, per `i32` lane: a lane takes at most
+            /// 2 pixels per 32-column step, `2 * 480 = 960` at 15360 columns, so at most
+            /// `960 * NUM_LOG_PER_PIXEL < 2^26` (`DEN_LOG_PER_PIXEL` is smaller).
+            den_log: __m512i,
+            num_log: __m512i,
+            /// `accum_num_non_log` per `i64` lane (whole scale: `<= 1.43e17` in all).
+            num_non_log: __m512i,
+            den_non_log: i64,
+        }
+
+        /// libvmaf's per-pixel step (see [`super::super::accumulate_row`]) on the 16 pixels of
+        /// `valid`, all in registers: the same integer and double operations as the portable
+        /// code, per lane. Most pixels of natural content take the gain path, so it runs on
+        /// all 16 lanes (masked) whenever one of them takes it.
+        #[allow(clippy::too_many_arguments)]
+        #[inline]
+        #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
+        fn pixels(
             table: &[u16; 65537],
-            acc: &mut VifScaleAccum,
+            egl: f64,
+            valid: __mmask16,
+            s1: __m512i,
+            s2: __m512i,
+            s12: __m512i,
+            sums: &mut Sums,
         ) {
-            let full = w / 16 * 16;
             let nsq = _mm512_set1_epi32(SIGMA_NSQ);
             let zero = _mm512_setzero_si512();
-            let (mut den_log, mut num_non_log) = (zero, zero);
-            let mut den_non_log = 0i64;
-            let c17 = _mm512_set1_epi32(2048 * 17);
-            let mut n = 0;
-            for j0 in (0..full).step_by(16) {
-                let (s1, s2, s12) = (ld32(&s.s1, j0), ld32(&s.s2, j0), ld32(&s.s12, j0));
-                // log: sigma1_sq >= sigma_nsq.
-                let log = _mm512_cmpge_epi32_mask(s1, nsq);
-                let arg = _mm512_add_epi32(nsq, _mm512_mask_blend_epi32(log, nsq, s1));
-                // floor(log2(arg)) - 15, from the float of arg >> 8 (exact, < 2^24).
-                let f = _mm512_cvtepi32_ps(_mm512_srli_epi32(arg, 8));
-                let k = _mm512_sub_epi32(
-                    _mm512_srli_epi32(_mm512_castps_si512(f), 23),
-                    _mm512_set1_epi32(127 - 8 + 15),
+            // log: sigma1_sq >= sigma_nsq.
+            let log = _mm512_mask_cmpge_epi32_mask(valid, s1, nsq);
+            let non_log = valid & !log;
+            if log != 0 {
+                // log2_32(sigma_nsq + sigma1_sq) - 2048 * 17 (the argument is in 2^18..2^31).
+                let l = log2_32x16(table, log, _mm512_add_epi32(s1, nsq));
+                sums.den_log = _mm512_mask_add_epi32(
+                    sums.den_log,
+                    log,
+                    sums.den_log,
+                    _mm512_sub_epi32(l, _mm512_set1_epi32(2048 * 17)),
                 );
-                let l = _mm512_add_epi32(
-                    lookup16(table, _mm512_srlv_epi32(arg, k)),
-                    _mm512_slli_epi32(k, 11),
-                );
-                den_log = _mm512_mask_add_epi32(den_log, log, den_log, _mm512_sub_epi32(l, c17));
-                den_non_log += 16 - log.count_ones() as i64;
-                let v = _mm512_maskz_mov_epi32(!log, s2);
-                num_non_log = _mm512_add_epi64(
-                    num_non_log,
-                    _mm512_add_epi64(
-                        _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v)),
-                        _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(v, 1)),
-                    ),
-                );
-                // Gain path: log && sigma12 > 0 && sigma2_sq > 0; packed to the front (n <= j0:
-                // only this block's entries, already loaded, are overwritten).
-                let gain =
-                    log & _mm512_cmpgt_epi32_mask(s12, zero) & _mm512_cmpgt_epi32_mask(s2, zero);
-                if gain != 0 {
-                    let (d1, d2, d12) = (
-                        &mut s.s1[n..n + 16],
-                        &mut s.s2[n..n + 16],
-                        &mut s.s12[n..n + 16],
-                    );
-                    // SAFETY: each slice is 64 writable bytes (at most 16 lanes are stored);
-                    // AVX-512F is enabled.
-                    unsafe {
-                        _mm512_mask_compressstoreu_epi32(d1.as_mut_ptr().cast(), gain, s1);
-                        _mm512_mask_compressstoreu_epi32(d2.as_mut_ptr().cast(), gain, s2);
-                        _mm512_mask_compressstoreu_epi32(d12.as_mut_ptr().cast(), gain, s12);
-                    }
-                    n += gain.count_ones() as usize;
-                }
             }
-            let mut lanes = [0i64; 8];
-            // SAFETY: `lanes` is 64 writable bytes; AVX-512F is enabled.
-            unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), num_non_log) };
-            acc.num_non_log += lanes.iter().sum::<i64>();
-            let mut lanes = [0i32; 16];
-            // SAFETY: as above.
-            unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), den_log) };
-            acc.den_log += lanes.iter().map(|&v| v as i64).sum::<i64>();
-            acc.den_non_log += den_non_log;
-            // The columns after the last block, as the portable first pass.
-            for j in full..w {
-                let (sigma1_sq, sigma2_sq, sigma12) = (s.s1[j], s.s2[j], s.s12[j]);
-                if sigma1_sq >= SIGMA_NSQ {
-                    acc.den_log += (super::super::log2_32(table, (SIGMA_NSQ + sigma1_sq) as u32)
-                        - 2048 * 17) as i64;
-                    if sigma12 > 0 && sigma2_sq > 0 {
-                        (s.s1[n], s.s2[n], s.s12[n]) = (sigma1_sq, sigma2_sq, sigma12);
-                        n += 1;
-                    }
-                } else {
-                    acc.num_non_log += sigma2_sq as i64;
-                    acc.den_non_log += 1;
-                }
+            sums.den_non_log += non_log.count_ones() as i64;
+            let v = _mm512_maskz_mov_epi32(non_log, s2);
+            sums.num_non_log = _mm512_add_epi64(
+                sums.num_non_log,
+                _mm512_add_epi64(
+                    _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v)),
+                    _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(v, 1)),
+                ),
+            );
+            // Gain path: log && sigma12 > 0 && sigma2_sq > 0.
+            let gain = _mm512_mask_cmpgt_epi32_mask(
+                _mm512_mask_cmpgt_epi32_mask(log, s12, zero),
+                s2,
+                zero,
+            );
+            if gain == 0 {
+                return;
             }
-            // Gain path, eight pixels at a time in double (libvmaf's expressions, same order;
-            // see the AVX2 kernel for why each step is exact).
             let eps = _mm512_set1_pd(GAIN_EPS);
             let eglv = _mm512_set1_pd(egl);
             let two52 = _mm512_set1_pd(4_503_599_627_370_496.0);
-            let nsq8 = _mm256_set1_epi32(SIGMA_NSQ);
-            let mut num_log = _mm256_setzero_si256();
-            let octs = n / 8 * 8;
-            for j0 in (0..octs).step_by(8) {
-                // SAFETY: AVX is enabled (bounds-checked loads).
-                let (i1, i2, i12) =
-                    unsafe { (ld32x8(&s.s1, j0), ld32x8(&s.s2, j0), ld32x8(&s.s12, j0)) };
+            // Eight lanes in double (libvmaf's expressions, same order; see the AVX2 kernel
+            // for why each step is exact): numer1, and the index and shift of log2_64 of
+            // numer1_tmp.
+            let eighth = |i1: __m256i, i2: __m256i, i12: __m256i| {
                 let (s1, s2, s12) = (
                     _mm512_cvtepi32_pd(i1),
                     _mm512_cvtepi32_pd(i2),
@@ -1906,7 +1763,10 @@ mod avx2 {
                 // g = sigma12 / (sigma1_sq + eps); sv_sq = (int32)(sigma2_sq - g * sigma12).
                 let g = _mm512_div_pd(s12, _mm512_add_pd(s1, eps));
                 let sv = _mm512_cvttpd_epi32(_mm512_sub_pd(s2, _mm512_mul_pd(g, s12)));
-                let numer1 = _mm256_add_epi32(_mm256_max_epi32(sv, _mm256_setzero_si256()), nsq8);
+                let numer1 = _mm256_add_epi32(
+                    _mm256_max_epi32(sv, _mm256_setzero_si256()),
+                    _mm256_set1_epi32(SIGMA_NSQ),
+                );
                 // g = MIN(g, egl) (`g < egl ? g : egl`, what minpd computes).
                 let g = _mm512_min_pd(g, eglv);
                 let prod = _mm512_mul_pd(_mm512_mul_pd(g, g), s1);
@@ -1923,35 +1783,402 @@ mod avx2 {
                     _mm512_srli_epi64(_mm512_castpd_si512(x), 52),
                     _mm512_set1_epi64(1023 + 15),
                 );
-                let idx = _mm512_cvtepi64_epi32(_mm512_srlv_epi64(xi, k));
-                let l1 = _mm256_add_epi32(
-                    lookup(table, idx),
-                    _mm256_slli_epi32(_mm512_cvtepi64_epi32(k), 11),
-                );
-                // log2_32(numer1), numer1 >= 2^17.
-                let k2 = _mm256_sub_epi32(floor_log2_32(numer1), _mm256_set1_epi32(15));
-                let l2 = _mm256_add_epi32(
-                    lookup(table, _mm256_srlv_epi32(numer1, k2)),
-                    _mm256_slli_epi32(k2, 11),
-                );
-                num_log = _mm256_add_epi32(num_log, _mm256_sub_epi32(l1, l2));
-            }
-            let mut lanes = [0i32; 8];
-            // SAFETY: `lanes` is 32 writable bytes; AVX is enabled.
-            unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), num_log) };
-            acc.num_log += lanes.iter().map(|&v| v as i64).sum::<i64>();
-            for j in octs..n {
-                let (sigma1_sq, sigma2_sq, sigma12) = (s.s1[j], s.s2[j], s.s12[j]);
-                let g = sigma12 as f64 / (sigma1_sq as f64 + GAIN_EPS);
-                let sv_sq = ((sigma2_sq as f64 - g * sigma12 as f64) as i32).max(0);
-                let g = if g < egl { g } else { egl };
-                let numer1 = (sv_sq + SIGMA_NSQ) as u32;
-                let numer1_tmp = (g * g * sigma1_sq as f64) as i64 + numer1 as i64;
-                acc.num_log += (super::super::log2_64(table, numer1_tmp as u64)
-                    - super::super::log2_64(table, numer1 as u64))
-                    as i64;
-            }
+                (
+                    numer1,
+                    _mm512_cvtepi64_epi32(_mm512_srlv_epi64(xi, k)),
+                    _mm512_cvtepi64_epi32(k),
+                )
+            };
+            let lo = |x: __m512i| _mm512_castsi512_si256(x);
+            let hi = |x: __m512i| _mm512_extracti64x4_epi64(x, 1);
+            let join = |a: __m256i, b: __m256i| _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
+            let (n0, i0, k0) = eighth(lo(s1), lo(s2), lo(s12));
+            let (n1, i1, k1) = eighth(hi(s1), hi(s2), hi(s12));
+            let (numer1, idx, k) = (join(n0, n1), join(i0, i1), join(k0, k1));
+            let l1 = _mm512_add_epi32(lookup16m(table, gain, idx), _mm512_slli_epi32(k, 11));
+            let l2 = log2_32x16(table, gain, numer1);
+            sums.num_log =
+                _mm512_mask_add_epi32(sums.num_log, gain, sums.num_log, _mm512_sub_epi32(l1, l2));
         }
+
+        /// `madd` then `add` (`vpmaddwd`, `vpaddd`).
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512bw")]
+        fn dp_plain(acc: __m512i, a: __m512i, b: __m512i) -> __m512i {
+            _mm512_add_epi32(acc, _mm512_madd_epi16(a, b))
+        }
+
+        /// The same in one instruction (`vpdpwssd`: the two products and the accumulator are
+        /// summed modulo 2^32, as `vpmaddwd` then `vpaddd` do).
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+        fn dp_vnni(acc: __m512i, a: __m512i, b: __m512i) -> __m512i {
+            _mm512_dpwssd_epi32(acc, a, b)
+        }
+
+        /// The rounding of one unit of the vertical pass at one step, into the `i16` rows `vh`
+        /// at `o`: `mu1` or `mu2` (unit 0, 1: `sums` holds its sum S), or one product (unit
+        /// 2, 3, 4: `xx`, `yy`, `xy`; `sums` holds its S, or for `Sixteen` the S of its high
+        /// and low halves), each as (low, high) interleave halves, offset by -32768 and packed
+        /// into column order.
+        /// (A macro: a call per unit and step costs more than the rounding.)
+        macro_rules! round_unit {
+            ($v:expr, $unit:expr, $sums:expr, $vh:expr, $o:expr) => {{
+                let (v, unit, sums, vh, o): (
+                    Vertical,
+                    usize,
+                    &[(__m512i, __m512i)],
+                    &mut [Vec<i16>; 8],
+                    usize,
+                ) = ($v, $unit, $sums, $vh, $o);
+                let off = _mm512_set1_epi32(32768);
+                let m16 = _mm512_set1_epi32(0xffff);
+                let pack = |lo: __m512i, hi: __m512i| {
+                    _mm512_packs_epi32(_mm512_sub_epi32(lo, off), _mm512_sub_epi32(hi, off))
+                };
+                match v {
+                    Vertical::Eight => {
+                        let (lo, hi) = sums[0];
+                        if unit < 2 {
+                            // (m + 128) >> 8.
+                            let r128 = _mm512_set1_epi32(128);
+                            let g = |x| _mm512_srli_epi32(_mm512_add_epi32(x, r128), 8);
+                            st(&mut vh[unit], o, pack(g(lo), g(hi)));
+                        } else {
+                            // The squares whole (< 2^32), split into halves.
+                            let (a, b) = (_mm512_srli_epi32(lo, 16), _mm512_srli_epi32(hi, 16));
+                            st(&mut vh[2 * unit - 2], o, pack(a, b));
+                            let (a, b) = (_mm512_and_si512(lo, m16), _mm512_and_si512(hi, m16));
+                            st(&mut vh[2 * unit - 1], o, pack(a, b));
+                        }
+                    }
+                    Vertical::Sixteen { mu, sq } => {
+                        if unit < 2 {
+                            // ((m + round) >> shift) as u16 (m + round < 2^32).
+                            let (lo, hi) = sums[0];
+                            let mr = _mm512_set1_epi32(mu.round as i32);
+                            let msh = _mm_cvtsi32_si128(mu.shift as i32);
+                            let g = |x| {
+                                _mm512_and_si512(
+                                    _mm512_srl_epi32(_mm512_add_epi32(x, mr), msh),
+                                    m16,
+                                )
+                            };
+                            st(&mut vh[unit], o, pack(g(lo), g(hi)));
+                        } else {
+                            // (uint32_t)((H * 65536 + L + round) >> s) = (H << (16 - s)) +
+                            // ((L + round) >> s), wrapping (s in 2..=16; L + round < 2^32).
+                            let ((hl, hh), (ll, lh)) = (sums[0], sums[1]);
+                            let sr = _mm512_set1_epi32(sq.round as i32);
+                            let ss = sq.shift as i32;
+                            let (shl, shr) = (_mm_cvtsi32_si128(16 - ss), _mm_cvtsi32_si128(ss));
+                            let g = |hx, lx| {
+                                _mm512_add_epi32(
+                                    _mm512_sll_epi32(hx, shl),
+                                    _mm512_srl_epi32(_mm512_add_epi32(lx, sr), shr),
+                                )
+                            };
+                            let (xl, xh) = (g(hl, ll), g(hh, lh));
+                            let (a, b) = (_mm512_srli_epi32(xl, 16), _mm512_srli_epi32(xh, 16));
+                            st(&mut vh[2 * unit - 2], o, pack(a, b));
+                            let (a, b) = (_mm512_and_si512(xl, m16), _mm512_and_si512(xh, m16));
+                            st(&mut vh[2 * unit - 1], o, pack(a, b));
+                        }
+                    }
+                }
+            }};
+        }
+
+        /// The horizontal pass, sigmas and per-pixel terms of one output row (the padded `i16`
+        /// rows `vh` of its vertical pass), 32 columns a step: 16 even columns, then 16 odd
+        /// ones (the last step masked to the columns of the image); the row's sums are added
+        /// to `acc` (and `sums.num_non_log`, `sums.den_non_log`).
+        macro_rules! fused_row {
+            ($name:ident, $features:literal, $dp:ident) => {
+                #[target_feature(enable = $features)]
+                #[allow(clippy::too_many_arguments)]
+                fn $name<const FW: usize>(
+                    vh: &[Vec<i16>; 8],
+                    w: usize,
+                    cp: &[__m512i; 9],
+                    table: &[u16; 65537],
+                    egl: f64,
+                    sums: &mut Sums,
+                    acc: &mut VifScaleAccum,
+                ) {
+                    let half = FW / 2;
+                    let bias = _mm512_set1_epi32(i32::MIN);
+                    let r15 = _mm512_set1_epi32(32768);
+                    let zero = _mm512_setzero_si512();
+                    for k in 0..w.div_ceil(2 * B) {
+                        let j0 = 2 * B * k;
+                        let rem = w - j0;
+                        let mask = |n: usize| ((1u32 << n.min(16)) - 1) as __mmask16;
+                        let (ve, vo) = (mask(rem.div_ceil(2)), mask(rem / 2));
+                        // The horizontal sums S of quantity q at the even and odd columns.
+                        let hsum = |q: usize| {
+                            let row = &vh[q][PAD + j0 - half..PAD + j0 + half + 2 * B + 1];
+                            let (mut e, mut o) = (bias, bias);
+                            for t in 0..half + 1 {
+                                e = $dp(e, ld(row, 2 * t), cp[t]);
+                                o = $dp(o, ld(row, 2 * t + 1), cp[t]);
+                            }
+                            (e, o)
+                        };
+                        let filt = |(h, l): (__m512i, __m512i)| {
+                            _mm512_add_epi32(h, _mm512_srli_epi32(_mm512_add_epi32(l, r15), 16))
+                        };
+                        let ((m1e, m1o), (m2e, m2o)) = (hsum(0), hsum(1));
+                        let ((xxhe, xxho), (xxle, xxlo)) = (hsum(2), hsum(3));
+                        let ((yyhe, yyho), (yyle, yylo)) = (hsum(4), hsum(5));
+                        let ((xyhe, xyho), (xyle, xylo)) = (hsum(6), hsum(7));
+                        for (valid, mu1, mu2, xx, yy, xy) in [
+                            (ve, m1e, m2e, (xxhe, xxle), (yyhe, yyle), (xyhe, xyle)),
+                            (vo, m1o, m2o, (xxho, xxlo), (yyho, yylo), (xyho, xylo)),
+                        ] {
+                            if valid == 0 {
+                                continue;
+                            }
+                            let s1 = _mm512_sub_epi32(filt(xx), mul_hi_round(mu1, mu1));
+                            let s2 = _mm512_max_epi32(
+                                _mm512_sub_epi32(filt(yy), mul_hi_round(mu2, mu2)),
+                                zero,
+                            );
+                            let s12 = _mm512_sub_epi32(filt(xy), mul_hi_round(mu1, mu2));
+                            pixels(table, egl, valid, s1, s2, s12, sums);
+                        }
+                    }
+                    // Per-row reductions (a row's sums are below 15360 * NUM_LOG_PER_PIXEL <
+                    // 2^31).
+                    acc.den_log += _mm512_reduce_add_epi32(sums.den_log) as i64;
+                    acc.num_log += _mm512_reduce_add_epi32(sums.num_log) as i64;
+                    sums.den_log = zero;
+                    sums.num_log = zero;
+                }
+            };
+        }
+
+        /// Defines `$name`: [`super::statistic`] with the passes of a row fused (Isa::Avx512,
+        /// images at least 32 columns wide), built for `$features` with `$dp` as its
+        /// multiply-accumulate (`dp_plain` or `dp_vnni`) and `$row` (from [`fused_row`]) as its
+        /// horizontal pass.
+        ///
+        /// Per input row: the quantities (`super::fill_ring`) into a ring of `FW + 2G - 1`
+        /// rows, and the 512-bit interleave (`vpunpck{l,h}wd`) of each row with the next, per
+        /// quantity and 32-column step. Per output row, 32 columns a step: the vertical sums of
+        /// every quantity, rounded and packed straight into the `i16` rows of `s.vg[0]`; then
+        /// `$row`. Inside the image the output rows go in groups of `2G`, the even rows `i, i +
+        /// 2, ..., i + 2G - 2` then the odd ones: tap pair `t` of row `i + 2g` is tap pair `t +
+        /// g` of row `i`, so the `G` rows of one parity load their tap pairs once (into
+        /// `s.vg[g]`), `half + G - 1` loads instead of `G * half`. The sums are the same
+        /// integers as the AVX2 kernel's (module notes).
+        macro_rules! fused_statistic {
+            ($name:ident, $features:literal, $dp:ident, $row:ident) => {
+                #[target_feature(enable = $features)]
+                pub(in super::super) fn $name<const FW: usize>(
+                    f: &[u16; FW],
+                    r: Img<'_>,
+                    d: Img<'_>,
+                    v: Vertical,
+                    egl: f64,
+                    s: &mut Scratch,
+                ) -> VifScaleAccum {
+                    let (w, h) = (r.w, r.h);
+                    let half = FW / 2;
+                    assert!(super::fits(f, w) && w >= 2 * B && FW <= 17 && half <= PAD);
+                    let cp = taps(f);
+                    let eight = matches!(v, Vertical::Eight);
+                    let nq = if eight { 5 } else { 8 };
+                    // Units of the rounding (see round_unit) and their quantities.
+                    let units: &[&[usize]] = if eight {
+                        &[&[0], &[1], &[2], &[3], &[4]]
+                    } else {
+                        &[&[0], &[1], &[2, 3], &[4, 5], &[6, 7]]
+                    };
+                    let rowlen = nq * w;
+                    // Ring slots: the window of the last row of a group.
+                    let rs = FW + 2 * G - 1;
+                    // 32-column steps; the last one of the vertical pass overlaps the one before
+                    // when w is not a multiple of 32.
+                    let ns = w.div_ceil(2 * B);
+                    let step = |k: usize| (2 * B * k).min(w - 2 * B);
+                    // Per input row y (paired with y + 1), step k and quantity q, 64 values: the
+                    // 512-bit vpunpck{l,h}wd of the two rows (32 columns each).
+                    let prowlen = nq * ns * 4 * B;
+                    s.ring.resize(rs * rowlen, 0);
+                    s.pairs.resize(rs * prowlen, 0);
+                    for vh in s.vg.iter_mut().flatten() {
+                        // Written at PAD..PAD + w, mirrored around; the last horizontal step
+                        // reads up to PAD + (w - 1) + half + 2 * B (lanes outside the image,
+                        // masked).
+                        vh.resize(w + 2 * PAD + 2 * B, 0);
+                    }
+                    let table = log2_table();
+                    let mut acc = VifScaleAccum::default();
+                    let bias = _mm512_set1_epi32(i32::MIN);
+                    let mut sums = Sums {
+                        den_log: _mm512_setzero_si512(),
+                        num_log: _mm512_setzero_si512(),
+                        num_non_log: _mm512_setzero_si512(),
+                        den_non_log: 0,
+                    };
+                    let mut next = 0;
+                    let mut i = 0;
+                    while i < h {
+                        let group = i % (2 * G) == 0 && i >= half && i + 2 * G - 1 + half < h;
+                        // Input rows up to the window of the group's last row.
+                        let top = (i + half + if group { 2 * G - 1 } else { 0 }).min(h - 1);
+                        while next <= top {
+                            let slot = (next % rs) * rowlen;
+                            super::fill_ring(
+                                r.row(next),
+                                d.row(next),
+                                eight,
+                                w,
+                                &mut s.ring[slot..slot + rowlen],
+                            );
+                            if next > 0 {
+                                let r0 = ((next - 1) % rs) * rowlen;
+                                let p0 = ((next - 1) % rs) * prowlen;
+                                for k in 0..ns {
+                                    let j = step(k);
+                                    for q in 0..nq {
+                                        let x = ld(&s.ring, r0 + q * w + j);
+                                        let y = ld(&s.ring, slot + q * w + j);
+                                        let o = p0 + (k * nq + q) * 4 * B;
+                                        st(&mut s.pairs, o, _mm512_unpacklo_epi16(x, y));
+                                        st(&mut s.pairs, o + 2 * B, _mm512_unpackhi_epi16(x, y));
+                                    }
+                                }
+                            }
+                            next += 1;
+                        }
+                        let (ring, pairs) = (&s.ring, &s.pairs);
+                        let rows: &[usize] = if group { &[i, i + 1] } else { &[i] };
+                        for &i in rows {
+                            if group {
+                                // Rows i + 2g, g < G: pair rows i - half + 2t, t < half + G - 1.
+                                let pr: [usize; 8 + G] = std::array::from_fn(|t| {
+                                    ((i + 2 * t).wrapping_sub(half) % rs) * prowlen
+                                });
+                                let last: [usize; G] =
+                                    std::array::from_fn(|g| ((i + 2 * g + half) % rs) * rowlen);
+                                for k in 0..ns {
+                                    let j = step(k);
+                                    for (u, qs) in units.iter().enumerate() {
+                                        let mut out = [[(bias, bias); 2]; G];
+                                        for (n, &q) in qs.iter().enumerate() {
+                                            let po = (k * nq + q) * 4 * B;
+                                            let (mut lo, mut hi) = ([bias; G], [bias; G]);
+                                            for g in 0..G {
+                                                let x = ld(ring, last[g] + q * w + j);
+                                                let (a, b) = (
+                                                    _mm512_unpacklo_epi16(x, x),
+                                                    _mm512_unpackhi_epi16(x, x),
+                                                );
+                                                lo[g] = _mm512_madd_epi16(a, cp[half]);
+                                                hi[g] = _mm512_madd_epi16(b, cp[half]);
+                                            }
+                                            for t in 0..half + G - 1 {
+                                                let a = ld(pairs, pr[t] + po);
+                                                let b = ld(pairs, pr[t] + po + 2 * B);
+                                                for g in 0..G {
+                                                    if t >= g && t - g < half {
+                                                        lo[g] = $dp(lo[g], a, cp[t - g]);
+                                                        hi[g] = $dp(hi[g], b, cp[t - g]);
+                                                    }
+                                                }
+                                            }
+                                            // S = S' + 2^31 (wrapping).
+                                            for g in 0..G {
+                                                out[g][n] = (
+                                                    _mm512_add_epi32(lo[g], bias),
+                                                    _mm512_add_epi32(hi[g], bias),
+                                                );
+                                            }
+                                        }
+                                        for (g, out) in out.iter().enumerate() {
+                                            round_unit!(
+                                                v,
+                                                u,
+                                                &out[..qs.len()],
+                                                &mut s.vg[g],
+                                                PAD + j
+                                            );
+                                        }
+                                    }
+                                }
+                            } else {
+                                // One row: its window's rows from the ring (mirrored at the
+                                // top and bottom edges).
+                                let wr: [usize; FW] = std::array::from_fn(|k| {
+                                    (super::super::mirror(
+                                        i as isize - half as isize + k as isize,
+                                        h,
+                                    ) % rs)
+                                        * rowlen
+                                });
+                                for k in 0..ns {
+                                    let j = step(k);
+                                    for (u, qs) in units.iter().enumerate() {
+                                        let mut out = [(bias, bias); 2];
+                                        for (n, &q) in qs.iter().enumerate() {
+                                            let (mut lo, mut hi) = (bias, bias);
+                                            for t in 0..half + 1 {
+                                                let x = ld(ring, wr[2 * t] + q * w + j);
+                                                // The second row of the last pair has tap 0:
+                                                // any row will do.
+                                                let y = if 2 * t + 1 < FW {
+                                                    ld(ring, wr[2 * t + 1] + q * w + j)
+                                                } else {
+                                                    x
+                                                };
+                                                lo = $dp(lo, _mm512_unpacklo_epi16(x, y), cp[t]);
+                                                hi = $dp(hi, _mm512_unpackhi_epi16(x, y), cp[t]);
+                                            }
+                                            out[n] = (lo, hi);
+                                        }
+                                        round_unit!(v, u, &out[..qs.len()], &mut s.vg[0], PAD + j);
+                                    }
+                                }
+                            }
+                            for vh in s.vg.iter_mut().take(if group { G } else { 1 }) {
+                                for row in vh.iter_mut() {
+                                    super::pad(row, w, half);
+                                }
+                                $row::<FW>(vh, w, &cp, table, egl, &mut sums, &mut acc);
+                            }
+                        }
+                        i += if group { 2 * G } else { 1 };
+                    }
+                    let mut lanes = [0i64; 8];
+                    // SAFETY: `lanes` is 64 writable bytes; AVX-512F is enabled.
+                    unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), sums.num_non_log) };
+                    acc.num_non_log = lanes.iter().sum::<i64>();
+                    acc.den_non_log = sums.den_non_log;
+                    acc
+                }
+            };
+        }
+
+        fused_row!(row_plain, "avx2,avx512f,avx512bw,avx512vl", dp_plain);
+        fused_row!(
+            row_vnni,
+            "avx2,avx512f,avx512bw,avx512vl,avx512vnni",
+            dp_vnni
+        );
+        fused_statistic!(
+            statistic,
+            "avx2,bmi1,bmi2,lzcnt,avx512f,avx512bw,avx512vl",
+            dp_plain,
+            row_plain
+        );
+        fused_statistic!(
+            statistic_vnni,
+            "avx2,bmi1,bmi2,lzcnt,avx512f,avx512bw,avx512vl,avx512vnni",
+            dp_vnni,
+            row_vnni
+        );
     }
 
     /// `subsample_rd_8` / `subsample_rd_16` (see [`super::subsample`]).
@@ -2264,6 +2491,30 @@ thread_local! {
     /// The [`Workspace`] of the last [`compute`] on this thread (about 3 MB at 1080p).
     static WORKSPACE: std::cell::Cell<Option<Box<Workspace>>> =
         const { std::cell::Cell::new(None) };
+}
+
+thread_local! {
+    /// Set by [`compute_with_avx512_no_vnni`] for the duration of its call.
+    static NO_VNNI: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// [`compute_with`] with [`Isa::Avx512`], but its statistic kernel built without AVX-512 VNNI
+/// (`vpmaddwd` then `vpaddd` instead of `vpdpwssd`), which a CPU with VNNI never runs otherwise:
+/// for the parity tests.
+///
+/// # Panics
+/// As [`compute_with`].
+#[doc(hidden)]
+pub fn compute_with_avx512_no_vnni(r: Plane<'_>, d: Plane<'_>, p: &VifParams) -> VifAccum {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            NO_VNNI.with(|c| c.set(false));
+        }
+    }
+    NO_VNNI.with(|c| c.set(true));
+    let _reset = Reset;
+    compute_with(r, d, p, Isa::Avx512)
 }
 
 impl VifScaleAccum {
