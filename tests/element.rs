@@ -328,7 +328,10 @@ fn an_out_of_range_sample_is_an_error_naming_it() {
     let pairs: Vec<_> = r.iter().zip(&d).take(bad_at).collect();
     let want = oracle(&info, &pairs, ScorerConfig::default());
     let n = m.frames.len();
-    assert!(n <= 2, "{n} frame messages: frames after the refused one were scored");
+    assert!(
+        n <= 2,
+        "{n} frame messages: frames after the refused one were scored"
+    );
     check_frames(&m.frames, &want[..n], &[0, 1][..n]);
 }
 

@@ -35,6 +35,7 @@ pub mod pinned;
 pub mod plan;
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
@@ -546,7 +547,15 @@ unsafe fn upload_2d(p: &HostPlane, dst: sys::CUdeviceptr, st: sys::CUstream) -> 
 }
 
 enum Pending {
+    /// In a slot: its kernels may still run.
     Slot(usize),
+    /// Read out of its slot (so the slot could take another frame) while its companion
+    /// metrics' scores are still being computed: ticket of [`companion::CompanionGpu`].
+    Read {
+        index: u64,
+        acc: Box<FrameAccum>,
+        companions: Option<u64>,
+    },
     Failed(Error),
 }
 
@@ -566,6 +575,9 @@ enum Out {
 }
 
 struct Worker {
+    /// How many frames the engine may keep in flight (CudaBackend::max_in_flight): SLOTS + 1,
+    /// more while the companion metrics' ring holds more frames.
+    depth: Arc<AtomicUsize>,
     ctx: Arc<CudaContext>,
     funcs: Vec<CudaFunction>,
     log2: DevBuf,
@@ -647,6 +659,7 @@ impl Worker {
             companion_host: (0.0, 0.0),
             stage: StagePool::new(stage_threads() - 1),
             companion: None,
+            depth: Arc::new(AtomicUsize::new(SLOTS + 1)),
         })
     }
 
@@ -990,12 +1003,16 @@ impl Worker {
         let t_companions = std::time::Instant::now();
         let companions = if job.features && job.companions.any() {
             let gpu = self.companion_gpu()?;
-            Some(match host {
+            let t = match host {
                 // Host planes with companion metrics (the engine does not send these): the
                 // kernels read compact planes.
                 Some(x) => gpu.submit(&x.materialize(job.clone()))?,
                 None => gpu.submit(job)?,
-            })
+            };
+            // Frames whose companion scores are pending, plus the one being queued.
+            let ring = gpu.ring_len();
+            self.depth.store(ring + 1, Ordering::Relaxed);
+            Some(t)
         } else {
             None
         };
@@ -1031,6 +1048,13 @@ impl Worker {
     }
 
     fn result_of(&mut self, s: usize) -> Result<(u64, FrameAccum)> {
+        let (index, acc, companions) = self.read_slot(s)?;
+        self.with_companions(index, acc, companions)
+    }
+
+    /// Wait for slot `s`'s frame, free the slot and turn its readback into accumulators (the
+    /// range check's refusal, if any), leaving its companion metrics' ticket to the caller.
+    fn read_slot(&mut self, s: usize) -> Result<(u64, FrameAccum, Option<u64>)> {
         let t_wait = std::time::Instant::now();
         self.slots[s]
             .done
@@ -1060,8 +1084,18 @@ impl Worker {
                 "CUDA: the range check found a sample the host scan does not".into(),
             ));
         }
-        let mut acc = plan::accum_from_words(&words, job.features, job.motion);
-        if let Some(t) = job.companions {
+        let acc = plan::accum_from_words(&words, job.features, job.motion);
+        Ok((job.index, acc, job.companions))
+    }
+
+    /// A frame's result with its companion metrics' scores (waiting for them).
+    fn with_companions(
+        &mut self,
+        index: u64,
+        mut acc: FrameAccum,
+        companions: Option<u64>,
+    ) -> Result<(u64, FrameAccum)> {
+        if let Some(t) = companions {
             let t_take = std::time::Instant::now();
             let gpu = self.companion.as_mut().ok_or_else(|| {
                 Error::Backend("CUDA: companion metrics of a frame without their state".into())
@@ -1069,7 +1103,28 @@ impl Worker {
             acc.companions = gpu.take(t)?;
             self.companion_host.1 += t_take.elapsed().as_secs_f64();
         }
-        Ok((job.index, acc))
+        Ok((index, acc))
+    }
+
+    /// Free the slot the next frame goes to: read its frame out (its place in the queue keeps
+    /// the result, whose companion metrics may still be computing). Waits for its kernels.
+    fn free_next_slot(&mut self) {
+        let s = self.next;
+        let Some(i) = self
+            .queue
+            .iter()
+            .position(|p| matches!(p, Pending::Slot(k) if *k == s))
+        else {
+            return;
+        };
+        self.queue[i] = match self.read_slot(s) {
+            Ok((index, acc, companions)) => Pending::Read {
+                index,
+                acc: Box::new(acc),
+                companions,
+            },
+            Err(e) => Pending::Failed(e),
+        };
     }
 
     /// GPU time of one frame's kernels (after one normal submission of `job`): milliseconds per
@@ -1085,6 +1140,9 @@ impl Worker {
             s = match self.submit(job, None, false)? {
                 Pending::Slot(s) => s,
                 Pending::Failed(e) => return Err(e),
+                Pending::Read { .. } => {
+                    return Err(Error::Backend("CUDA: a submission without a slot".into()));
+                }
             };
             self.result_of(s)?;
         }
@@ -1168,6 +1226,10 @@ impl Worker {
     fn front_ready(&self) -> bool {
         match self.queue.front() {
             Some(Pending::Failed(_)) => true,
+            Some(Pending::Read { companions, .. }) => match companions {
+                Some(t) => self.companion.as_ref().is_some_and(|g| g.is_ready(*t)),
+                None => true,
+            },
             Some(Pending::Slot(s)) => {
                 let companions_ready = match self.slots[*s].job.and_then(|j| j.companions) {
                     Some(t) => self.companion.as_ref().is_some_and(|g| g.is_ready(t)),
@@ -1179,10 +1241,31 @@ impl Worker {
         }
     }
 
+    /// Whether the oldest frame's kernels are done and only its companion metrics' scores are
+    /// missing.
+    fn front_waits_for_companions(&self) -> bool {
+        let pending = |t: Option<u64>| {
+            t.is_some_and(|t| self.companion.as_ref().is_some_and(|g| !g.is_ready(t)))
+        };
+        match self.queue.front() {
+            Some(Pending::Read { companions, .. }) => pending(*companions),
+            Some(Pending::Slot(s)) => {
+                let sl = &self.slots[*s];
+                sl.done.is_complete() && pending(sl.job.and_then(|j| j.companions))
+            }
+            _ => false,
+        }
+    }
+
     fn pop_front(&mut self) -> Option<Result<(u64, FrameAccum)>> {
         match self.queue.pop_front()? {
             Pending::Failed(e) => Some(Err(e)),
             Pending::Slot(s) => Some(self.result_of(s)),
+            Pending::Read {
+                index,
+                acc,
+                companions,
+            } => Some(self.with_companions(index, *acc, companions)),
         }
     }
 
@@ -1192,6 +1275,14 @@ impl Worker {
                 match rx.recv() {
                     Ok(m) => Some(m),
                     Err(_) => break,
+                }
+            } else if self.front_waits_for_companions() {
+                // The oldest frame waits for its companion metrics' host sums (milliseconds):
+                // stay ready for new jobs meanwhile instead of blocking on them.
+                match rx.recv_timeout(std::time::Duration::from_micros(200)) {
+                    Ok(m) => Some(m),
+                    Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
                 }
             } else {
                 match rx.try_recv() {
@@ -1203,19 +1294,19 @@ impl Worker {
             match msg {
                 Some(Msg::Job(job, host)) => {
                     // Results that must be delivered before this job: all of them when the
-                    // geometry changes (the slots are rebuilt), else up to the one of the slot
-                    // about to be reused. The queue is in submission order.
+                    // geometry changes (the slots are rebuilt). Else the slot about to be
+                    // reused is read out (its result keeps its place in the queue, which is in
+                    // submission order, until its companion metrics' scores are in).
                     let geom_change =
                         self.key != Some(GeomKey::of(&job.reference, &job.vif, &job.adm));
-                    loop {
-                        let busy = self.slots.get(self.next).is_some_and(|sl| sl.job.is_some());
-                        if !(busy || geom_change && !self.queue.is_empty()) {
-                            break;
-                        }
+                    while geom_change && !self.queue.is_empty() {
                         let Some(r) = self.pop_front() else { break };
                         if out.send(Out::Result(Box::new(r))).is_err() {
                             return;
                         }
+                    }
+                    if self.slots.get(self.next).is_some_and(|sl| sl.job.is_some()) {
+                        self.free_next_slot();
                     }
                     let check_range = range_check_on_gpu()
                         && host
@@ -1323,6 +1414,8 @@ pub struct CudaBackend {
     worker: Option<JoinHandle<()>>,
     in_flight: usize,
     device_name: String,
+    /// Shared with the worker: see `Worker::depth`.
+    depth: Arc<AtomicUsize>,
 }
 
 impl CudaBackend {
@@ -1334,13 +1427,13 @@ impl CudaBackend {
         }
         let (tx, rx_worker) = mpsc::channel::<Msg>();
         let (out_tx, rx) = mpsc::channel::<Out>();
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<String>>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(String, Arc<AtomicUsize>)>>();
         let worker = std::thread::Builder::new()
             .name("vmafgpu-cuda".into())
             .spawn(move || match Worker::new(device_id) {
                 Ok(w) => {
                     let name = w.ctx.name().unwrap_or_else(|_| "CUDA device".into());
-                    if ready_tx.send(Ok(name)).is_ok() {
+                    if ready_tx.send(Ok((name, Arc::clone(&w.depth)))).is_ok() {
                         w.run(rx_worker, out_tx);
                     }
                 }
@@ -1349,8 +1442,8 @@ impl CudaBackend {
                 }
             })
             .map_err(|e| Error::Backend(format!("CUDA: cannot start worker thread: {e}")))?;
-        let device_name = match ready_rx.recv() {
-            Ok(Ok(name)) => name,
+        let (device_name, depth) = match ready_rx.recv() {
+            Ok(Ok(x)) => x,
             Ok(Err(e)) => {
                 let _ = worker.join();
                 return Err(e);
@@ -1366,6 +1459,7 @@ impl CudaBackend {
             worker: Some(worker),
             in_flight: 0,
             device_name,
+            depth,
         })
     }
 
@@ -1472,7 +1566,7 @@ impl Backend for CudaBackend {
     }
 
     fn max_in_flight(&self) -> usize {
-        SLOTS + 1
+        self.depth.load(Ordering::Relaxed)
     }
 }
 

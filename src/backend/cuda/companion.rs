@@ -1019,9 +1019,22 @@ fn arch_of(ctx: &Arc<CudaContext>) -> Result<&'static str> {
     Ok(super::kernels::arch_name(major, minor))
 }
 
-/// Frames whose readback can be pending at once ([`CompanionGpu::submit`]): the backend's
-/// frames in flight plus one.
-pub const RING: usize = super::SLOTS + 1;
+/// Frames whose readback can be pending at once ([`CompanionGpu::submit`]): at least the
+/// backend's frames in flight plus one, at most [`MAX_RING`], as many as
+/// [`RING_PINNED_BYTES`] of page-locked memory hold (a 1080p 4:2:0 frame with all five metrics
+/// needs about 60 MB: staged planes and the per-pixel terms read back).
+///
+/// A frame's host sums take ~15 ms at 1080p (on their own threads); with only SLOTS + 1
+/// frames pending the worker had to wait for them before queueing more (about 230 frames/s
+/// with all five on the H200).
+pub const MIN_RING: usize = super::SLOTS + 1;
+pub const MAX_RING: usize = 12;
+pub const RING_PINNED_BYTES: usize = 768 << 20;
+
+/// Ring buffers for frames of `per_frame` bytes of staging and readback.
+pub fn ring_len(per_frame: usize) -> usize {
+    (RING_PINNED_BYTES / per_frame.max(1)).clamp(MIN_RING, MAX_RING)
+}
 
 /// One frame's host memory, page-locked so that copies run at DMA speed instead of through the
 /// driver's bounce buffer: the planes to upload (copied in by host threads), the readback (tens
@@ -1040,7 +1053,7 @@ struct Frame {
     plan: Arc<Plan>,
     _arena: CudaSlice<u8>,
     base: u64,
-    /// [`RING`] readbacks. A frame's scoring thread holds a clone of its readback until it is
+    /// [`ring_len`] readbacks. A frame's scoring thread holds a clone of its readback until it is
     /// done; the buffer is written again only when no clone is left (`Arc::get_mut`).
     readbacks: Vec<Readback>,
     next: usize,
@@ -1071,7 +1084,7 @@ fn score_frame((plan, rb, job): (Arc<Plan>, Readback, FrameJob)) -> Result<Compa
 /// readback, starts a thread that waits for the readback and does the host's ordered sums, and
 /// returns a ticket; [`CompanionGpu::take`] joins that thread. The GPU works on later frames
 /// meanwhile (one stream and one arena: the stream orders a frame's kernels after the previous
-/// frame's readback), and the sums of up to [`RING`] frames run at once.
+/// frame's readback), and the sums of up to [`ring_len`] frames run at once.
 pub struct CompanionGpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -1140,7 +1153,7 @@ impl CompanionGpu {
             .map_err(be("upload tables"))?;
         }
         let staged: usize = plan.inputs.iter().flatten().map(|r| r.bytes).sum();
-        let readbacks = (0..RING)
+        let readbacks = (0..ring_len(staged + plan.readback.bytes))
             .map(|_| {
                 Ok(Arc::new(RingBuf {
                     // Written by the host, read only by the GPU.
@@ -1265,7 +1278,7 @@ impl CompanionGpu {
     }
 
     /// Queue `job`'s companion metrics; [`CompanionGpu::take`] with the ticket returned gives
-    /// the scores. Waits only when [`RING`] frames are pending (for the oldest).
+    /// the scores. Waits only when every ring buffer is pending (for the oldest).
     pub fn submit(&mut self, job: &FrameJob) -> Result<u64> {
         let ticket = self.next_ticket;
         self.next_ticket += 1;
@@ -1277,12 +1290,12 @@ impl CompanionGpu {
         let geom = Geometry::of(job)?;
         self.ctx.bind_to_thread().map_err(be("bind context"))?;
         self.setup(geom)?;
-        if self.pending.len() >= RING {
+        if self.pending.len() >= self.ring_len() {
             self.finish_oldest();
         }
         let f = self.frame.as_mut().expect("set up");
         let ring = f.next;
-        f.next = (ring + 1) % RING;
+        f.next = (ring + 1) % f.readbacks.len();
         if let Err(e) = self.enqueue(job, ring) {
             // What was queued may still run: let it finish before the buffers are reused.
             let _ = self.stream.synchronize();
@@ -1322,6 +1335,12 @@ impl CompanionGpu {
             }
             self.finish_oldest();
         }
+    }
+
+    /// How many frames can be pending at once for the current geometry ([`ring_len`];
+    /// [`MIN_RING`] before the first frame).
+    pub fn ring_len(&self) -> usize {
+        self.frame.as_ref().map_or(MIN_RING, |f| f.readbacks.len())
     }
 
     /// Whether [`CompanionGpu::take`] of `ticket` would return without waiting.
