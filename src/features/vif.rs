@@ -1535,6 +1535,20 @@ mod avx2 {
             p
         }
 
+        /// The tap pairs `(f[2t - 1], f[2t])` of a filter (`f[-1]` = 0): applied to the pairs
+        /// `(x[c - half + 2t], x[c - half + 2t + 1])` that [`taps`] applies to for output column
+        /// `c`, they give the sum of column `c + 1` (the same taps, so the same bounds).
+        #[target_feature(enable = "avx512f,avx512bw")]
+        fn odd_taps<const FW: usize>(f: &[u16; FW]) -> [__m512i; 9] {
+            let mut p = [_mm512_setzero_si512(); 9];
+            for (t, p) in p.iter_mut().enumerate().take(FW / 2 + 1) {
+                let lo = if t > 0 { f[2 * t - 1] as u32 } else { 0 };
+                let hi = f[2 * t] as u32;
+                *p = _mm512_set1_epi32((lo | hi << 16) as i32);
+            }
+            p
+        }
+
         /// 32 `i16` from `s[i..]`.
         #[target_feature(enable = "avx512f,avx512bw")]
         fn ld(s: &[i16], i: usize) -> __m512i {
@@ -1901,6 +1915,7 @@ mod avx2 {
                     vh: &[Vec<i16>; 8],
                     w: usize,
                     cp: &[__m512i; 9],
+                    cq: &[__m512i; 9],
                     table: &[u16; 65537],
                     egl: f64,
                     sums: &mut Sums,
@@ -1919,9 +1934,11 @@ mod avx2 {
                         let hsum = |q: usize| {
                             let row = &vh[q][PAD + j0 - half..PAD + j0 + half + 2 * B + 1];
                             let (mut e, mut o) = (bias, bias);
+                            // One load of pairs for both: the odd columns through odd_taps.
                             for t in 0..half + 1 {
-                                e = $dp(e, ld(row, 2 * t), cp[t]);
-                                o = $dp(o, ld(row, 2 * t + 1), cp[t]);
+                                let x = ld(row, 2 * t);
+                                e = $dp(e, x, cp[t]);
+                                o = $dp(o, x, cq[t]);
                             }
                             (e, o)
                         };
@@ -1986,7 +2003,7 @@ mod avx2 {
                     let (w, h) = (r.w, r.h);
                     let half = FW / 2;
                     assert!(super::fits(f, w) && w >= 2 * B && FW <= 17 && half <= PAD);
-                    let cp = taps(f);
+                    let (cp, cq) = (taps(f), odd_taps(f));
                     let eight = matches!(v, Vertical::Eight);
                     let nq = if eight { 5 } else { 8 };
                     // Units of the rounding (see round_unit) and their quantities.
@@ -2146,7 +2163,7 @@ mod avx2 {
                                 for row in vh.iter_mut() {
                                     super::pad(row, w, half);
                                 }
-                                $row::<FW>(vh, w, &cp, table, egl, &mut sums, &mut acc);
+                                $row::<FW>(vh, w, &cp, &cq, table, egl, &mut sums, &mut acc);
                             }
                         }
                         i += if group { 2 * G } else { 1 };
