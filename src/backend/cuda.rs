@@ -25,6 +25,10 @@
 //!   engine scan the planes on the host before taking them instead (see `range_check_on_gpu`).
 //! - Motion reads the previous frame's reference where it already is on the GPU (the previous
 //!   slot), so each reference is uploaded once.
+//! - Companion metrics ([`companion`]) run on their own stream; each frame's ordered host sums
+//!   run on a thread of their own. A slot about to be reused is read out into the queue while
+//!   its frame's sums go on, so up to [`companion::MAX_RING`] frames can be summing at once
+//!   (the engine keeps as many in flight: [`Backend::max_in_flight`]).
 
 #[doc(hidden)]
 pub mod companion;

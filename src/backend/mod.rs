@@ -146,10 +146,10 @@ pub trait Backend: Send {
 
     /// Whether [`Backend::submit_host`] checks the host planes' samples itself, after taking
     /// the frame. Then a frame with a sample above `2^bpc - 1` is refused when its result is
-    /// due: [`Backend::receive`] returns [`Error::SampleRange`] in its place (the first such
+    /// due: [`Backend::receive`] returns [`Error::SampleRange`](crate::Error::SampleRange) in its place (the first such
     /// sample in row order, reference before distorted, both named "luma"), in submission
     /// order. The engine then does not scan the planes on the host, and on that error ends the
-    /// clip before the frame ([`Error::FrameRefused`]), resetting the backend.
+    /// clip before the frame ([`Error::FrameRefused`](crate::Error::FrameRefused)), resetting the backend.
     fn checks_host_ranges(&self) -> bool {
         false
     }

@@ -1224,11 +1224,8 @@ impl CompanionGpu {
             let (dst, tail) = std::mem::take(&mut rest).split_at_mut(r.bytes);
             rest = tail;
             let data: &[u16] = data;
-            parts.push(Box::new(move || {
-                for (d, v) in dst.chunks_exact_mut(2).zip(data) {
-                    d.copy_from_slice(&v.to_le_bytes());
-                }
-            }));
+            // Little-endian u16 samples: a plain copy on x86 (super::convert).
+            parts.push(Box::new(move || super::convert(data, dst, false)));
         }
         run_parallel(parts)?;
         // SAFETY: every copy stays inside the arena (the plan's regions; the staged planes are
