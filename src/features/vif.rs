@@ -42,8 +42,10 @@
 //! Every 32-bit sum has its bound beside it (none can wrap; the dev profile's overflow checks
 //! would catch one). The row loops work on blocks of columns held in registers; on x86-64 CPUs
 //! with AVX2 the same code is compiled a second time for AVX2 and chosen at run time (integer
-//! results cannot depend on it; the double steps use no FMA). The tests compare both builds
-//! with a literal scalar transcription of libvmaf's C loops.
+//! results cannot depend on it; the double steps use no FMA), with explicit AVX2 kernels, and
+//! with AVX-512 a fused row kernel (module `avx2::wide512`). The tests compare every build
+//! with a literal scalar transcription of libvmaf's C loops, and `tests/simd_parity.rs` the
+//! builds with each other.
 
 // Index loops over slices re-cut to one length are the form of the row kernels that the
 // compiler vectorises without bounds checks (and the literal C transcription in the tests).
@@ -300,8 +302,9 @@ struct Scratch {
     /// `numer1` and `g * g * sigma1_sq` of the pixels of a row that take the gain path.
     numer1: Vec<u32>,
     prod: Vec<f64>,
-    /// AVX2 kernels: the last rows of per-sample quantities (see `avx2::statistic`) and the
-    /// vertical-pass rows as offset `i16` (sized on first use).
+    /// AVX2 and AVX-512 kernels: the last rows of per-sample quantities (see `avx2::statistic`
+    /// and `fused_statistic`), their interleaved pairs, and the vertical-pass rows as offset
+    /// `i16` (sized on first use).
     #[cfg(target_arch = "x86_64")]
     ring: Vec<i16>,
     #[cfg(target_arch = "x86_64")]
@@ -1510,8 +1513,9 @@ mod avx2 {
         acc
     }
 
-    /// The 512-bit filter passes of [`statistic`] (Isa::Avx512): the same `vpmaddwd` sums as
-    /// the AVX2 code (see the module notes for their bounds), twice the columns a step.
+    /// The Isa::Avx512 kernels: the fused statistic (every scale at least 32 columns wide; see
+    /// `fused_statistic` below) and the 512-bit passes of [`subsample`]. The same `vpmaddwd`
+    /// sums as the AVX2 code (see the module notes for their bounds), twice the columns a step.
     mod wide512 {
         use std::arch::x86_64::*;
 
