@@ -293,9 +293,10 @@ fn ten_bit_frames_are_read_at_their_bit_depth() {
 }
 
 /// A 10-bit frame with a luma sample above 1023 is an error naming the sample, and the frames
-/// before it keep their scores. Where it is caught depends on the backend: at its push on the
-/// CPU (and with VMAFGPU_RANGE_CHECK=host), a few frames later or at EOS on CUDA, which checks
-/// on the GPU without waiting. Either way nothing after it is scored.
+/// before it lose nothing: their messages and a pooled message as if the stream had ended
+/// before the bad frame come first. Where it is caught depends on the backend: at its push on
+/// the CPU (and with VMAFGPU_RANGE_CHECK=host), a few frames later on CUDA, which checks on the
+/// GPU without waiting. Either way nothing after it is scored.
 #[test]
 fn an_out_of_range_sample_is_an_error_naming_it() {
     let info = info(VideoFormat::I42010le, 64, 48);
@@ -322,17 +323,12 @@ fn an_out_of_range_sample_is_an_error_naming_it() {
         text.contains("sample 1024 at (5, 7) exceeds the 10-bit maximum 1023"),
         "{text} ({debug})"
     );
-    assert!(m.pooled.is_empty(), "no summary after the error");
-    // Frames before the bad one (frame 2 waits for frame 3's motion): at most 0 and 1, with
-    // the scores of a clean clip.
+    // The clip of the frames before the bad one, frame 2 as its last frame.
     let pairs: Vec<_> = r.iter().zip(&d).take(bad_at).collect();
     let want = oracle(&info, &pairs, ScorerConfig::default());
-    let n = m.frames.len();
-    assert!(
-        n <= 2,
-        "{n} frame messages: frames after the refused one were scored"
-    );
-    check_frames(&m.frames, &want[..n], &[0, 1][..n]);
+    check_frames(&m.frames, &want, &[0, 1, 2]);
+    assert_eq!(m.order, "fffp", "frame messages, then the pooled message");
+    assert_eq!(m.pooled[0].scores.frames, bad_at as u64);
 }
 
 #[test]

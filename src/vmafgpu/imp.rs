@@ -897,6 +897,7 @@ impl VmafGpu {
             }
         };
         let frames = pushed.map_err(|e| {
+            self.finish_before_refused(&e);
             gst::element_imp_error!(
                 self,
                 gst::StreamError::Format,
@@ -930,6 +931,7 @@ impl VmafGpu {
                     frames.extend(more)
                 }
                 Err(e) => {
+                    self.finish_before_refused(&e);
                     gst::element_imp_error!(
                         self,
                         gst::LibraryError::Failed,
@@ -950,6 +952,28 @@ impl VmafGpu {
         }
         self.post(out);
         self.push_dist(dist_buf)
+    }
+
+    /// A frame refused for its samples (at its push, or after it on a backend that checks on
+    /// the GPU): the frames before it keep their scores. Finish the clip there as at EOS (their
+    /// frame messages, the pooled message, the report) before the error goes out.
+    fn finish_before_refused(&self, e: &crate::Error) {
+        if !matches!(
+            e,
+            crate::Error::SampleRange { .. } | crate::Error::FrameRefused { .. }
+        ) {
+            return;
+        }
+        gst::debug!(
+            CAT,
+            imp = self,
+            "refused frame: finishing the clip before it ({e})"
+        );
+        let mut out = Output::default();
+        match self.end_of_stream(&mut out) {
+            Ok(()) => self.post(out),
+            Err(flow) => gst::debug!(CAT, imp = self, "no summary after the refusal: {flow:?}"),
+        }
     }
 
     /// Everything at EOS: last frames, pooled message, report (messages posted by the caller).
