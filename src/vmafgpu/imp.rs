@@ -707,17 +707,42 @@ impl VmafGpu {
     }
 
     /// Flush the scorer: final scores of the frames still pending (state unlocked).
+    ///
+    /// A frame the backend refuses only now (`FrameRefused`: CUDA's range check read late) ends
+    /// the stream as a refusal at a push does (`finish_before_refused`): the frames before it,
+    /// the pooled message and the report are posted, then the error.
     fn finish_scorer(&self, why: &str, out: &mut Output) -> Result<(), gst::FlowError> {
         gst::debug!(CAT, imp = self, "finishing the scoring segment: {why}");
-        let r = self.with_scorer(|s| s.finish())?;
+        let (r, refused) = self.with_scorer(|s| match s.finish() {
+            // The clip was cut before the refused frame: the second call gives what is left.
+            Err(e @ crate::Error::FrameRefused { .. }) => (s.finish(), Some(e)),
+            r => (r, None),
+        })?;
         let (frames, _summary) = r.map_err(|e| {
             gst::element_imp_error!(self, gst::LibraryError::Failed, ("VMAF engine failed: {e}"));
             gst::FlowError::Error
         })?;
-        let mut guard = self.state.lock().unwrap();
-        let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
-        self.take_scores(state, frames, out);
-        state.segment_base = state.next_index;
+        {
+            let mut guard = self.state.lock().unwrap();
+            let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
+            self.take_scores(state, frames, out);
+            state.segment_base = state.next_index;
+        }
+        if let Some(e) = refused {
+            gst::debug!(
+                CAT,
+                imp = self,
+                "refused frame ({why}): finishing the clip before it ({e})"
+            );
+            self.summary(out)?;
+            self.post(std::mem::take(out));
+            gst::element_imp_error!(
+                self,
+                gst::StreamError::Format,
+                ("Cannot score this frame pair: {e}")
+            );
+            return Err(gst::FlowError::Error);
+        }
         Ok(())
     }
 
@@ -986,6 +1011,11 @@ impl VmafGpu {
         if needs_finish {
             self.finish_scorer("EOS", out)?;
         }
+        self.summary(out)
+    }
+
+    /// The pooled message and the report, once per stream (scoring ends).
+    fn summary(&self, out: &mut Output) -> Result<(), gst::FlowError> {
         let mut guard = self.state.lock().unwrap();
         let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
         state.scoring_ended = true;
