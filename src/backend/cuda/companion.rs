@@ -26,7 +26,8 @@
 //! `launch_*` functions below) that checks the sizes of the regions it names; the kernels index
 //! only inside the sizes passed to them.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
@@ -1002,6 +1003,10 @@ impl Drop for CompanionGpu {
         // Readbacks may still be writing into the pinned buffers about to be freed, and the
         // scoring threads reading them: the buffers are freed here, in this context's thread.
         self.clear();
+        self.feeder = None;
+        if let Some(t) = self.feeder_thread.take() {
+            let _ = t.join();
+        }
     }
 }
 
@@ -1046,58 +1051,252 @@ struct RingBuf {
     done: CudaEvent,
 }
 
-type Readback = Arc<RingBuf>;
+/// A ring buffer, locked by whoever uses it: the feeder while it stages and queues a frame,
+/// then that frame's scoring thread until its sums are done. [`CompanionGpu::submit`] hands a
+/// buffer to a new frame only once its previous frame's scores are in, so neither waits.
+type Readback = Arc<Mutex<RingBuf>>;
+
+/// Where a frame's scores land: filled by its scoring thread (or by the feeder on an error).
+#[derive(Default)]
+struct Outcome {
+    scores: Mutex<Option<Result<CompanionScores>>>,
+    ready: Condvar,
+}
+
+impl Outcome {
+    fn set(&self, r: Result<CompanionScores>) {
+        *self.scores.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        self.ready.notify_all();
+    }
+
+    fn is_set(&self) -> bool {
+        self.scores
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    fn wait(&self) -> Result<CompanionScores> {
+        let mut g = self.scores.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(r) = g.take() {
+                return r;
+            }
+            g = self.ready.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// One frame for the feeder thread: everything it needs to stage and queue the frame and to
+/// start its scoring thread.
+struct Feed {
+    job: FrameJob,
+    plan: Arc<Plan>,
+    base: u64,
+    rb: Readback,
+    outcome: Arc<Outcome>,
+}
+
+/// What the feeder launches with (the worker's stream and kernels).
+struct Launcher {
+    stream: Arc<CudaStream>,
+    funcs: Vec<CudaFunction>,
+}
 
 /// Per-geometry device state.
 struct Frame {
     plan: Arc<Plan>,
     _arena: CudaSlice<u8>,
     base: u64,
-    /// [`ring_len`] readbacks. A frame's scoring thread holds a clone of its readback until it is
-    /// done; the buffer is written again only when no clone is left (`Arc::get_mut`).
+    /// [`ring_len`] ring buffers, each locked by the frame using it (see [`Readback`]).
     readbacks: Vec<Readback>,
     next: usize,
 }
 
-/// A submitted frame: the thread that waits for its readback and computes its scores.
+/// A submitted frame: where its scores will be.
 struct Pending {
     ticket: u64,
-    scoring: Scoring,
-}
-
-enum Scoring {
-    Thread(std::thread::JoinHandle<Result<CompanionScores>>),
-    /// Scored on the submitting thread (no thread could be started).
-    Done(Box<Result<CompanionScores>>),
+    outcome: Arc<Outcome>,
 }
 
 /// Wait for a frame's readback, then its scores (on the frame's scoring thread).
-fn score_frame((plan, rb, job): (Arc<Plan>, Readback, FrameJob)) -> Result<CompanionScores> {
+fn score_frame(plan: &Plan, rb: &RingBuf, job: &FrameJob) -> Result<CompanionScores> {
     rb.done.synchronize().map_err(be("cuEventSynchronize"))?;
-    plan.scores(&job, rb.readback.slice(0, plan.readback.bytes))
+    plan.scores(job, rb.readback.slice(0, plan.readback.bytes))
+}
+
+/// The feeder thread: frames in submission order, each staged and queued on the stream (one
+/// stream and one arena: a frame's kernels run after the previous frame's readback), then
+/// scored on a thread of its own. Ends when the sender is dropped.
+fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
+    let bound = ctx.bind_to_thread().map_err(be("bind context"));
+    for f in rx {
+        let queued = match &bound {
+            Ok(()) => {
+                let mut rb = f.rb.lock().unwrap_or_else(|e| e.into_inner());
+                let r = enqueue(&launcher, &f.plan, f.base, &mut rb, &f.job);
+                if r.is_err() {
+                    // What was queued may still run: let it finish before the buffers are
+                    // reused.
+                    let _ = launcher.stream.synchronize();
+                }
+                r
+            }
+            Err(e) => Err(e.clone()),
+        };
+        if let Err(e) = queued {
+            f.outcome.set(Err(e));
+            continue;
+        }
+        let Feed {
+            job,
+            plan,
+            rb,
+            outcome,
+            ..
+        } = f;
+        let for_thread = Arc::clone(&outcome);
+        let spawned = std::thread::Builder::new()
+            .name("vmafgpu-scores".into())
+            .spawn(move || {
+                // The buffers' references go before the scores are published: the owner may
+                // free the ring buffers (pinned memory) as soon as every frame's scores are in,
+                // and must be the one that does (its thread has the context).
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+                    let guard = rb.lock().unwrap_or_else(|e| e.into_inner());
+                    let r = score_frame(&plan, &guard, &job);
+                    drop(guard);
+                    drop((rb, plan, job));
+                    r
+                }))
+                .unwrap_or_else(|_| {
+                    Err(Error::Backend(
+                        "CUDA companions: a scoring thread panicked".into(),
+                    ))
+                });
+                for_thread.set(r);
+            });
+        if let Err(e) = spawned {
+            // No thread to be had: the frame is not scored (its scores say why).
+            outcome.set(Err(Error::Backend(format!(
+                "CUDA companions: cannot start a scoring thread: {e}"
+            ))));
+        }
+    }
+}
+
+/// Queue one launch on the stream.
+fn launch(k: &Launcher, base: u64, l: &Launch) -> Result<()> {
+    let ptrs: Vec<u64> = l
+        .args
+        .iter()
+        .map(|a| match a {
+            KArg::Ptr(r) => base + r.off as u64,
+            _ => 0,
+        })
+        .collect();
+    let mut b = k.stream.launch_builder(&k.funcs[l.kernel as usize]);
+    for (a, p) in l.args.iter().zip(&ptrs) {
+        match a {
+            KArg::Ptr(_) => b.arg(p),
+            KArg::I32(v) => b.arg(v),
+            KArg::F32(v) => b.arg(v),
+        };
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (l.grid.0, l.grid.1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the arguments match the kernel's C signature (check_launch at setup, whose
+    // table mirrors kernels/*.cu: pointers, int, float). Every pointer is the start of a
+    // region of the live arena (check_launch: inside the arena; the arena outlives every frame
+    // queued on it, CompanionGpu::setup waits for them before it frees it), and the launch_*
+    // function that built the launch checked that each region holds what the kernel indexes
+    // for the sizes passed with it (the kernels guard every access by those sizes).
+    unsafe { b.launch(cfg) }.map_err(be(l.kernel.name()))?;
+    Ok(())
+}
+
+/// Queue a frame's uploads and launches, and the readback into `rb` (whose previous frame has
+/// been scored: nobody else reads it).
+fn enqueue(k: &Launcher, plan: &Plan, base: u64, rb: &mut RingBuf, job: &FrameJob) -> Result<()> {
+    let st = k.stream.cu_stream();
+    // The planes into staging, one host thread per plane.
+    let uploads = plan.uploads(job);
+    let total: usize = uploads.iter().map(|(r, _)| r.bytes).sum();
+    let mut rest = rb.staging.slice_mut(0, total);
+    let mut parts: Vec<Task<'_, ()>> = Vec::new();
+    for (r, data) in &uploads {
+        let (dst, tail) = std::mem::take(&mut rest).split_at_mut(r.bytes);
+        rest = tail;
+        let data: &[u16] = data;
+        // Little-endian u16 samples: a plain copy on x86 (super::convert).
+        parts.push(Box::new(move || super::convert(data, dst, false)));
+    }
+    run_parallel(parts)?;
+    // SAFETY: every copy stays inside the arena (the plan's regions; the staged planes are
+    // exactly region-sized, Geometry::of checked the job's plane lengths) and inside the ring
+    // buffer (staging holds every input region, readback readback.bytes). Both host buffers
+    // are left alone until this frame's `done` event completed: the buffer's lock is held by
+    // this frame until its scoring thread, which waits for `done`, is through.
+    unsafe {
+        for r in &plan.zero {
+            result::memset_d8_async(base + r.off as u64, 0, r.bytes, st)
+                .map_err(be("cuMemsetD8Async"))?;
+        }
+        let mut off = 0;
+        for (r, _) in &uploads {
+            let src = rb.staging.slice(off, r.bytes);
+            result::memcpy_htod_async(base + r.off as u64, src, st).map_err(be("upload"))?;
+            off += r.bytes;
+        }
+    }
+    for l in &plan.launches {
+        launch(k, base, l)?;
+    }
+    let n = plan.readback.bytes;
+    if n > 0 {
+        // SAFETY: readback has exactly readback.bytes bytes; the region is in the arena.
+        unsafe {
+            result::memcpy_dtoh_async(
+                rb.readback.slice_mut(0, n),
+                base + plan.readback.off as u64,
+                st,
+            )
+            .map_err(be("read back"))?;
+        }
+    }
+    rb.done.record(&k.stream).map_err(be("cuEventRecord"))?;
+    Ok(())
 }
 
 /// The companion metrics on one CUDA context: its own stream, kernels and buffers (allocated
 /// once per geometry, reused for every frame of that geometry).
 ///
-/// Frames are pipelined: [`CompanionGpu::submit`] queues a frame's uploads, kernels and
-/// readback, starts a thread that waits for the readback and does the host's ordered sums, and
-/// returns a ticket; [`CompanionGpu::take`] joins that thread. The GPU works on later frames
-/// meanwhile (one stream and one arena: the stream orders a frame's kernels after the previous
-/// frame's readback), and the sums of up to [`ring_len`] frames run at once.
+/// Frames are pipelined: [`CompanionGpu::submit`] hands a frame to the feeder thread, which
+/// copies its planes into a page-locked ring buffer, queues its uploads, kernels and readback
+/// and starts a thread that waits for the readback and does the host's ordered sums; submit
+/// returns a ticket at once, and [`CompanionGpu::take`] waits for that frame's scores. The
+/// caller (the backend's worker) thus spends no time per frame on the companion metrics, the
+/// GPU works on later frames meanwhile (one stream and one arena: the stream orders a frame's
+/// kernels after the previous frame's readback), and the sums of up to [`ring_len`] frames
+/// run at once.
 pub struct CompanionGpu {
     ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
-    funcs: Vec<CudaFunction>,
+    launcher: Arc<Launcher>,
     frame: Option<Frame>,
     pending: std::collections::VecDeque<Pending>,
     finished: std::collections::VecDeque<(u64, Result<CompanionScores>)>,
     next_ticket: u64,
+    feeder: Option<Sender<Feed>>,
+    feeder_thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl CompanionGpu {
-    /// Load the companion kernels (compiled once per process) on `ctx` and create a stream.
-    /// The calling thread must have `ctx` bound (as the backend's worker does).
+    /// Load the companion kernels (compiled once per process) on `ctx`, create a stream and
+    /// start the feeder thread. The calling thread must have `ctx` bound (as the backend's
+    /// worker does).
     pub fn new(ctx: &Arc<CudaContext>) -> Result<CompanionGpu> {
         ctx.bind_to_thread().map_err(be("bind context"))?;
         let arch = arch_of(ctx)?;
@@ -1111,14 +1310,22 @@ impl CompanionGpu {
             .map(|k| module.load_function(k.name()).map_err(be(k.name())))
             .collect::<Result<Vec<_>>>()?;
         let stream = ctx.new_stream().map_err(be("cuStreamCreate"))?;
+        let launcher = Arc::new(Launcher { stream, funcs });
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (c, l) = (Arc::clone(ctx), Arc::clone(&launcher));
+        let feeder_thread = std::thread::Builder::new()
+            .name("vmafgpu-companions".into())
+            .spawn(move || feed(c, l, rx))
+            .map_err(|e| Error::Backend(format!("CUDA companions: cannot start a thread: {e}")))?;
         Ok(CompanionGpu {
             ctx: ctx.clone(),
-            stream,
-            funcs,
+            launcher,
             frame: None,
             pending: Default::default(),
             finished: Default::default(),
             next_ticket: 0,
+            feeder: Some(tx),
+            feeder_thread: Some(feeder_thread),
         })
     }
 
@@ -1127,7 +1334,8 @@ impl CompanionGpu {
         if self.frame.as_ref().is_some_and(|f| f.plan.geom == geom) {
             return Ok(());
         }
-        // The frames pending read the old geometry's buffers: finish them first.
+        // The frames pending read the old geometry's buffers: finish them first (a frame's
+        // scores are in only after its readback completed).
         while !self.pending.is_empty() {
             self.finish_oldest();
         }
@@ -1136,31 +1344,31 @@ impl CompanionGpu {
         for l in &plan.launches {
             check_launch(l, plan.arena)?;
         }
-        let arena = self
-            .stream
+        let stream = &self.launcher.stream;
+        let arena = stream
             .alloc_zeros::<u8>(plan.arena)
             .map_err(be("cuMemAlloc"))?;
         let base = {
-            let (p, _sync) = arena.device_ptr(&self.stream);
+            let (p, _sync) = arena.device_ptr(stream);
             p
         };
         for (r, bytes) in &plan.tables {
             // SAFETY: the table region has exactly bytes.len() bytes in the arena; the copy
             // from pageable memory has read `bytes` when the call returns.
             unsafe {
-                result::memcpy_htod_async(base + r.off as u64, &bytes[..], self.stream.cu_stream())
+                result::memcpy_htod_async(base + r.off as u64, &bytes[..], stream.cu_stream())
             }
             .map_err(be("upload tables"))?;
         }
         let staged: usize = plan.inputs.iter().flatten().map(|r| r.bytes).sum();
         let readbacks = (0..ring_len(staged + plan.readback.bytes))
             .map(|_| {
-                Ok(Arc::new(RingBuf {
+                Ok(Arc::new(Mutex::new(RingBuf {
                     // Written by the host, read only by the GPU.
                     staging: super::Pinned::new(staged, true)?,
                     readback: super::Pinned::new(plan.readback.bytes, false)?,
                     done: self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
-                }))
+                })))
             })
             .collect::<Result<Vec<_>>>()?;
         self.frame = Some(Frame {
@@ -1170,100 +1378,6 @@ impl CompanionGpu {
             readbacks,
             next: 0,
         });
-        Ok(())
-    }
-
-    /// Queue one launch on the stream.
-    fn launch(&self, base: u64, l: &Launch) -> Result<()> {
-        let ptrs: Vec<u64> = l
-            .args
-            .iter()
-            .map(|a| match a {
-                KArg::Ptr(r) => base + r.off as u64,
-                _ => 0,
-            })
-            .collect();
-        let mut b = self.stream.launch_builder(&self.funcs[l.kernel as usize]);
-        for (a, p) in l.args.iter().zip(&ptrs) {
-            match a {
-                KArg::Ptr(_) => b.arg(p),
-                KArg::I32(v) => b.arg(v),
-                KArg::F32(v) => b.arg(v),
-            };
-        }
-        let cfg = LaunchConfig {
-            grid_dim: (l.grid.0, l.grid.1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: the arguments match the kernel's C signature (check_launch at setup, whose
-        // table mirrors kernels/*.cu: pointers, int, float). Every pointer is the start of a
-        // region of the live arena (check_launch: inside the arena), and the launch_* function
-        // that built the launch checked that each region holds what the kernel indexes for the
-        // sizes passed with it (the kernels guard every access by those sizes).
-        unsafe { b.launch(cfg) }.map_err(be(l.kernel.name()))?;
-        Ok(())
-    }
-
-    /// Queue a frame's uploads and launches, and the readback into ring buffer `ring` (whose
-    /// previous frame has been finished).
-    fn enqueue(&mut self, job: &FrameJob, ring: usize) -> Result<()> {
-        let f = self.frame.as_mut().expect("set up");
-        let st = self.stream.cu_stream();
-        // The previous frame of this ring buffer has been joined (its thread let go of it), so
-        // its uploads and readback are complete and nobody reads the buffer.
-        let rb = Arc::get_mut(&mut f.readbacks[ring]).ok_or_else(|| {
-            Error::Backend("CUDA companions: ring buffer still being read".into())
-        })?;
-        // The planes into staging, one host thread per plane.
-        let uploads = f.plan.uploads(job);
-        let total: usize = uploads.iter().map(|(r, _)| r.bytes).sum();
-        let mut rest = rb.staging.slice_mut(0, total);
-        let mut parts: Vec<Task<'_, ()>> = Vec::new();
-        for (r, data) in &uploads {
-            let (dst, tail) = std::mem::take(&mut rest).split_at_mut(r.bytes);
-            rest = tail;
-            let data: &[u16] = data;
-            // Little-endian u16 samples: a plain copy on x86 (super::convert).
-            parts.push(Box::new(move || super::convert(data, dst, false)));
-        }
-        run_parallel(parts)?;
-        // SAFETY: every copy stays inside the arena (the plan's regions; the staged planes are
-        // exactly region-sized, Geometry::of checked the job's plane lengths) and inside the
-        // ring buffer (staging holds every input region, readback readback.bytes). Both host
-        // buffers are left alone until this frame's `done` event completed (the buffer is
-        // reused only after this frame's scoring thread, which waits for it, was joined).
-        unsafe {
-            for r in &f.plan.zero {
-                result::memset_d8_async(f.base + r.off as u64, 0, r.bytes, st)
-                    .map_err(be("cuMemsetD8Async"))?;
-            }
-            let mut off = 0;
-            for (r, _) in &uploads {
-                let src = rb.staging.slice(off, r.bytes);
-                result::memcpy_htod_async(f.base + r.off as u64, src, st).map_err(be("upload"))?;
-                off += r.bytes;
-            }
-        }
-        let f = self.frame.as_ref().expect("set up");
-        for l in &f.plan.launches {
-            self.launch(f.base, l)?;
-        }
-        let f = self.frame.as_mut().expect("set up");
-        let n = f.plan.readback.bytes;
-        let rb = Arc::get_mut(&mut f.readbacks[ring]).expect("checked above, not shared since");
-        if n > 0 {
-            // SAFETY: readback has exactly readback.bytes bytes; the region is in the arena.
-            unsafe {
-                result::memcpy_dtoh_async(
-                    rb.readback.slice_mut(0, n),
-                    f.base + f.plan.readback.off as u64,
-                    st,
-                )
-                .map_err(be("read back"))?;
-            }
-        }
-        rb.done.record(&self.stream).map_err(be("cuEventRecord"))?;
         Ok(())
     }
 
@@ -1293,32 +1407,26 @@ impl CompanionGpu {
         let f = self.frame.as_mut().expect("set up");
         let ring = f.next;
         f.next = (ring + 1) % f.readbacks.len();
-        if let Err(e) = self.enqueue(job, ring) {
-            // What was queued may still run: let it finish before the buffers are reused.
-            let _ = self.stream.synchronize();
-            return Err(e);
-        }
-        let f = self.frame.as_ref().expect("set up");
-        let work = (
-            Arc::clone(&f.plan),
-            Arc::clone(&f.readbacks[ring]),
-            job.clone(),
-        );
-        let for_thread = work.clone();
-        let scoring = match std::thread::Builder::new()
-            .name("vmafgpu-scores".into())
-            .spawn(move || score_frame(for_thread))
-        {
-            Ok(h) => Scoring::Thread(h),
-            // No thread to be had: score here, now.
-            Err(_) => Scoring::Done(Box::new(score_frame(work))),
+        let outcome = Arc::new(Outcome::default());
+        let item = Feed {
+            job: job.clone(),
+            plan: Arc::clone(&f.plan),
+            base: f.base,
+            rb: Arc::clone(&f.readbacks[ring]),
+            outcome: Arc::clone(&outcome),
         };
-        self.pending.push_back(Pending { ticket, scoring });
+        let sent = self.feeder.as_ref().is_some_and(|tx| tx.send(item).is_ok());
+        if !sent {
+            return Err(Error::Backend(
+                "CUDA companions: the feeder thread has stopped".into(),
+            ));
+        }
+        self.pending.push_back(Pending { ticket, outcome });
         Ok(ticket)
     }
 
-    /// The scores of the frame `ticket` (from [`CompanionGpu::submit`]), waiting for its
-    /// readback; tickets are taken in submission order.
+    /// The scores of the frame `ticket` (from [`CompanionGpu::submit`]), waiting for them;
+    /// tickets are taken in submission order.
     pub fn take(&mut self, ticket: u64) -> Result<CompanionScores> {
         loop {
             if let Some(i) = self.finished.iter().position(|(t, _)| *t == ticket) {
@@ -1343,38 +1451,27 @@ impl CompanionGpu {
     /// Whether [`CompanionGpu::take`] of `ticket` would return without waiting.
     pub fn is_ready(&self, ticket: u64) -> bool {
         self.finished.iter().any(|(t, _)| *t == ticket)
-            || self.pending.iter().any(|p| {
-                p.ticket == ticket
-                    && match &p.scoring {
-                        Scoring::Thread(h) => h.is_finished(),
-                        Scoring::Done(_) => true,
-                    }
-            })
+            || self
+                .pending
+                .iter()
+                .any(|p| p.ticket == ticket && p.outcome.is_set())
     }
 
-    /// Forget every pending frame (a reset): waits for the GPU, drops the results.
+    /// Forget every pending frame (a reset): waits for them, drops the results.
     pub fn clear(&mut self) {
-        let _ = self.stream.synchronize();
         while !self.pending.is_empty() {
             self.finish_oldest();
         }
+        let _ = self.launcher.stream.synchronize();
         self.finished.clear();
     }
 
-    /// Join the oldest pending frame's scoring thread (its scores are kept in `finished` until
-    /// taken).
+    /// Wait for the oldest pending frame's scores (kept in `finished` until taken).
     fn finish_oldest(&mut self) {
         let Some(p) = self.pending.pop_front() else {
             return;
         };
-        let r = match p.scoring {
-            Scoring::Thread(h) => h.join().unwrap_or_else(|_| {
-                Err(Error::Backend(
-                    "CUDA companions: a scoring thread panicked".into(),
-                ))
-            }),
-            Scoring::Done(r) => *r,
-        };
+        let r = p.outcome.wait();
         self.finished.push_back((p.ticket, r));
     }
 
@@ -1400,14 +1497,18 @@ impl CompanionGpu {
             let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
             let start = self.ctx.new_event(timed).map_err(be("cuEventCreate"))?;
             let end = self.ctx.new_event(timed).map_err(be("cuEventCreate"))?;
-            start.record(&self.stream).map_err(be("cuEventRecord"))?;
+            start
+                .record(&self.launcher.stream)
+                .map_err(be("cuEventRecord"))?;
             for _ in 0..reps.max(1) {
                 for l in f.plan.launches.iter().filter(|l| l.metric == m) {
-                    self.launch(f.base, l)?;
+                    launch(&self.launcher, f.base, l)?;
                 }
             }
-            end.record(&self.stream).map_err(be("cuEventRecord"))?;
-            self.stream
+            end.record(&self.launcher.stream)
+                .map_err(be("cuEventRecord"))?;
+            self.launcher
+                .stream
                 .synchronize()
                 .map_err(be("cuStreamSynchronize"))?;
             let ms = start.elapsed_ms(&end).map_err(be("cuEventElapsedTime"))? as f64;
