@@ -109,6 +109,26 @@ const SIZES: [(usize, usize); 10] = [
     (1921, 1081),
 ];
 
+/// `v` (w x h, compact) in rows of `stride` samples, the padding filled with `fill` (garbage
+/// the kernels must not read).
+fn padded(v: &[u16], w: usize, h: usize, stride: usize, fill: u16) -> Vec<u16> {
+    let mut out = vec![fill; stride * h];
+    for y in 0..h {
+        out[y * stride..y * stride + w].copy_from_slice(&v[y * w..(y + 1) * w]);
+    }
+    out
+}
+
+fn plane(v: &[u16], w: usize, h: usize, stride: usize, bpc: u8) -> Plane<'_> {
+    Plane {
+        data: v,
+        width: w,
+        height: h,
+        stride,
+        bpc,
+    }
+}
+
 fn finish(what: &str, bad: Vec<String>, checked: usize) {
     assert!(checked > 0);
     if Isa::all_supported().len() < 2 {
@@ -206,23 +226,8 @@ fn vif_builds_agree_edge_sizes() {
                 } else {
                     w + 9
                 };
-                let pad = |v: &[u16]| {
-                    let mut out = vec![max as u16; stride * h];
-                    for y in 0..h {
-                        out[y * stride..y * stride + w].copy_from_slice(&v[y * w..(y + 1) * w]);
-                    }
-                    out
-                };
+                let pad = |v: &[u16]| padded(v, w, h, stride, max as u16);
                 let (rs, ds) = (pad(&r), pad(&d));
-                fn plane(v: &[u16], w: usize, h: usize, stride: usize, bpc: u8) -> Plane<'_> {
-                    Plane {
-                        data: v,
-                        width: w,
-                        height: h,
-                        stride,
-                        bpc,
-                    }
-                }
                 let (rp, dp) = (plane(&rs, w, h, stride, bpc), plane(&ds, w, h, stride, bpc));
                 for egl in [100.0, 1.0] {
                     let p = vif::VifParams {
@@ -302,23 +307,8 @@ fn adm_builds_agree_edge_widths() {
                 };
                 // Every other case through a padded stride (7 samples of garbage per row).
                 let stride = if (w + h).is_multiple_of(2) { w } else { w + 7 };
-                let pad = |v: &[u16]| {
-                    let mut out = vec![max as u16; stride * h];
-                    for y in 0..h {
-                        out[y * stride..y * stride + w].copy_from_slice(&v[y * w..(y + 1) * w]);
-                    }
-                    out
-                };
+                let pad = |v: &[u16]| padded(v, w, h, stride, max as u16);
                 let (rs, ds) = (pad(&r), pad(&d));
-                fn plane(v: &[u16], w: usize, h: usize, stride: usize, bpc: u8) -> Plane<'_> {
-                    Plane {
-                        data: v,
-                        width: w,
-                        height: h,
-                        stride,
-                        bpc,
-                    }
-                }
                 let (rp, dp) = (plane(&rs, w, h, stride, bpc), plane(&ds, w, h, stride, bpc));
                 for egl in [100.0, 1.0, 37.3] {
                     let p = adm::AdmParams {
