@@ -784,7 +784,7 @@ impl Worker {
         job: &FrameJob,
         host: Option<&HostFrame>,
         check_range: bool,
-    ) -> Result<Pending> {
+    ) -> Result<usize> {
         let (r, d) = (&*job.reference, &*job.distorted);
         let (w, h, bpc) = (r.width, r.height, r.bpc);
         // A host plane replaces the job's (geometry-only) plane and must have its geometry.
@@ -1031,7 +1031,7 @@ impl Worker {
         self.last_ref = Some((this_ref, s));
         self.host.0 += 1;
         self.host.2 += t_enqueue.elapsed().as_secs_f64();
-        Ok(Pending::Slot(s))
+        Ok(s)
     }
 
     /// The companion metrics' kernels and buffers, set up by the first call (Backend::prepare
@@ -1141,13 +1141,7 @@ impl Worker {
         // Once through every slot, so that each holds the frame.
         let mut s = 0;
         for _ in 0..SLOTS {
-            s = match self.submit(job, None, false)? {
-                Pending::Slot(s) => s,
-                Pending::Failed(e) => return Err(e),
-                Pending::Read { .. } => {
-                    return Err(Error::Backend("CUDA: a submission without a slot".into()));
-                }
-            };
+            s = self.submit(job, None, false)?;
             self.result_of(s)?;
         }
         let plan = self.plan.take().expect("plan");
@@ -1230,32 +1224,29 @@ impl Worker {
     fn front_ready(&self) -> bool {
         match self.queue.front() {
             Some(Pending::Failed(_)) => true,
-            Some(Pending::Read { companions, .. }) => match companions {
-                Some(t) => self.companion.as_ref().is_some_and(|g| g.is_ready(*t)),
-                None => true,
-            },
+            Some(Pending::Read { companions, .. }) => self.companions_ready(*companions),
             Some(Pending::Slot(s)) => {
-                let companions_ready = match self.slots[*s].job.and_then(|j| j.companions) {
-                    Some(t) => self.companion.as_ref().is_some_and(|g| g.is_ready(t)),
-                    None => true,
-                };
-                self.slots[*s].done.is_complete() && companions_ready
+                let sl = &self.slots[*s];
+                sl.done.is_complete() && self.companions_ready(sl.job.and_then(|j| j.companions))
             }
             None => false,
         }
     }
 
+    /// Whether the companion scores of `ticket` (if any) can be taken without waiting (a
+    /// ticket without companion state is taken at once: `with_companions` reports the error).
+    fn companions_ready(&self, ticket: Option<u64>) -> bool {
+        ticket.is_none_or(|t| self.companion.as_ref().is_none_or(|g| g.is_ready(t)))
+    }
+
     /// Whether the oldest frame's kernels are done and only its companion metrics' scores are
     /// missing.
     fn front_waits_for_companions(&self) -> bool {
-        let pending = |t: Option<u64>| {
-            t.is_some_and(|t| self.companion.as_ref().is_some_and(|g| !g.is_ready(t)))
-        };
         match self.queue.front() {
-            Some(Pending::Read { companions, .. }) => pending(*companions),
+            Some(Pending::Read { companions, .. }) => !self.companions_ready(*companions),
             Some(Pending::Slot(s)) => {
                 let sl = &self.slots[*s];
-                sl.done.is_complete() && pending(sl.job.and_then(|j| j.companions))
+                sl.done.is_complete() && !self.companions_ready(sl.job.and_then(|j| j.companions))
             }
             _ => false,
         }
@@ -1319,10 +1310,10 @@ impl Worker {
                     let submitted = self.submit(&job, host.as_deref(), check_range);
                     drop(host);
                     self.release_uploaded();
-                    match submitted {
-                        Ok(p) => self.queue.push_back(p),
-                        Err(e) => self.queue.push_back(Pending::Failed(e)),
-                    }
+                    self.queue.push_back(match submitted {
+                        Ok(s) => Pending::Slot(s),
+                        Err(e) => Pending::Failed(e),
+                    });
                     while self.front_ready() {
                         let r = self.pop_front().expect("ready");
                         if out.send(Out::Result(Box::new(r))).is_err() {

@@ -1145,7 +1145,16 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
             Err(e) => Err(e.clone()),
         };
         if let Err(e) = queued {
-            f.outcome.set(Err(e));
+            // As on the scoring threads: the buffers' references go before the outcome.
+            let Feed {
+                job,
+                plan,
+                rb,
+                outcome,
+                ..
+            } = f;
+            drop((job, plan, rb));
+            outcome.set(Err(e));
             continue;
         }
         let Feed {
