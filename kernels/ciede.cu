@@ -1,8 +1,9 @@
 // CIEDE2000: the per-pixel colour difference of libvmaf 3.2.0 libvmaf/src/feature/ciede.c, as
 // ported in src/features/ciede.rs (lab, ciede2000, delta_e). Each step keeps the C code's
-// float/double types and order of operations. The frame score is a sequential double sum of the
-// per-pixel floats in row-major order; the host adds the values read back from here in that
-// order (features::ciede::DeltaSum), so no floating-point sum is done here.
+// float/double types and order of operations. The frame score comes from a double sum of the
+// per-pixel floats; libvmaf adds them in row-major order, here each block adds its pixels' values
+// in a tree (stride 128, 64, ..., 1) and the host adds the blocks' sums in block order: a
+// different order, whose effect on the score is bounded in src/backend/cuda/companion.rs.
 //
 // Exactness: this kernel calls CUDA's pow, powf, sin, cos, exp and atan2, which are not glibc's
 // (CUDA documents up to 1-2 ulp for these in double, glibc's are nearly always correctly
@@ -10,8 +11,10 @@
 // tests/companion_parity.rs measures the largest difference of the frame score.
 //
 //   ciede_pixels(const u16 *ry, const u16 *ru, const u16 *rv, const u16 *dy, const u16 *du,
-//                const u16 *dv, int w, int h, int cw, int ch, int fx, int fy, int bpc, float *de)
-//       grid ceil(w * h / VG_BLOCK): de[y * w + x] = dE00 of pixel (x, y), its chroma read at
+//                const u16 *dv, int w, int h, int cw, int ch, int fx, int fy, int bpc,
+//                double *part)
+//       grid ceil(w * h / VG_BLOCK): part[b] = the sum over block b's pixels (row-major index
+//       b * VG_BLOCK + t) of dE00 of pixel (x, y), its chroma read at
 //       (min(x / fx, cw - 1), min(y / fy, ch - 1)); 0 where both pixels are identical (dE00 is
 //       exactly +0 there, see ciede.rs). Luma planes are w x h, chroma cw x ch, compact.
 
@@ -130,19 +133,27 @@ extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 ciede_pixels(const vg_u16 *__restrict__ ry, const vg_u16 *__restrict__ ru,
              const vg_u16 *__restrict__ rv, const vg_u16 *__restrict__ dy,
              const vg_u16 *__restrict__ du, const vg_u16 *__restrict__ dv, int w, int h, int cw,
-             int ch, int fx, int fy, int bpc, float *__restrict__ de) {
+             int ch, int fx, int fy, int bpc, double *__restrict__ part) {
+    __shared__ double red[VG_BLOCK];
     const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
-    if (i >= (vg_i64)w * h) return;
-    const int x = (int)(i % w), y = (int)(i / w);
-    int cx = x / fx, cy = y / fy;
-    if (cx > cw - 1) cx = cw - 1;
-    if (cy > ch - 1) cy = ch - 1;
-    const vg_i64 ci = (vg_i64)cy * cw + cx;
-    const vg_u32 a0 = ry[i], a1 = ru[ci], a2 = rv[ci];
-    const vg_u32 b0 = dy[i], b1 = du[ci], b2 = dv[ci];
-    if (a0 == b0 && a1 == b1 && a2 == b2) {
-        de[i] = 0.0f;
-        return;
+    double de = 0.0;
+    if (i < (vg_i64)w * h) {
+        const int x = (int)(i % w), y = (int)(i / w);
+        int cx = x / fx, cy = y / fy;
+        if (cx > cw - 1) cx = cw - 1;
+        if (cy > ch - 1) cy = ch - 1;
+        const vg_i64 ci = (vg_i64)cy * cw + cx;
+        const vg_u32 a0 = ry[i], a1 = ru[ci], a2 = rv[ci];
+        const vg_u32 b0 = dy[i], b1 = du[ci], b2 = dv[ci];
+        if (a0 != b0 || a1 != b1 || a2 != b2)
+            de = (double)ciede_2000(ciede_lab(a0, a1, a2, bpc), ciede_lab(b0, b1, b2, bpc));
     }
-    de[i] = ciede_2000(ciede_lab(a0, a1, a2, bpc), ciede_lab(b0, b1, b2, bpc));
+    const int t = vg_tid();
+    red[t] = de;
+    __syncthreads();
+    for (int st = VG_BLOCK / 2; st > 0; st >>= 1) {
+        if (t < st) red[t] += red[t + st];
+        __syncthreads();
+    }
+    if (t == 0) part[blockIdx.x] = red[0];
 }

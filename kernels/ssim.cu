@@ -5,8 +5,10 @@
 // Every value is computed in the C code's types and order of operations: float products
 // accumulated in double, in tap order, rounded to float; the per-pixel terms l, c (double) and
 // s (float) as features::ssim::pixel_terms. The frame's means are sequential double sums over the
-// pixels in row-major order; the host adds the terms read back from ssim_terms in that order
-// (features::ssim::iqa_from_terms), so no floating-point sum is done here.
+// pixels in row-major order, which no parallel sum reproduces: ssim_terms writes the terms and,
+// per block, the sums the host needs to bound that sequential sum (features::ssim::SumBound);
+// where the bound does not decide the float mean, the host reads the terms and adds them in
+// order (src/backend/cuda/companion.rs).
 //
 //   ssim_load(const u16 *src, int w, int h, int bpc, int scale, float tap, int sw, int sh,
 //             float *dst)
@@ -21,11 +23,16 @@
 //       grid ceil(dw * h / VG_BLOCK), dw = w - 10: the horizontal pass of the 11-tap Gaussian
 //       ("valid" output) of r, d, r*r, d*d, r*d: out holds 5 planes of dw x h, in that order.
 //   ssim_terms(const float *hc, int dw, int h, float c1, float c2, float c3, double *l,
-//              double *c, float *s)
+//              double *c, float *s, double *part)
 //       grid ceil(dw * dh / VG_BLOCK), dh = h - 10: the vertical pass of the 5 planes of
-//       ssim_hconv and the per-pixel terms, written to l, c, s (dw x dh each).
+//       ssim_hconv and the per-pixel terms, written to l, c, s (dw x dh each); part receives
+//       SSIM_PARTS doubles per block: for each of l*c*s, l, c, s (in that order) the block's
+//       sum of the terms, of their magnitudes, and of the magnitudes times (n - i) (i the
+//       pixel's row-major index, n = dw * dh), each a tree sum over the block (stride 128, 64,
+//       ..., 1), so a term passes through at most 8 additions here.
 
 #define SSIM_GLEN 11
+#define SSIM_PARTS 12
 #define SSIM_LPF_LEN 9
 
 // iqa/ssim_tools.h: g_gaussian_window_h (= g_gaussian_window_v).
@@ -133,30 +140,61 @@ ssim_hconv(const float *__restrict__ r, const float *__restrict__ d, int w, int 
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 ssim_terms(const float *__restrict__ hc, int dw, int h, float c1, float c2, float c3,
-           double *__restrict__ l_out, double *__restrict__ c_out, float *__restrict__ s_out) {
+           double *__restrict__ l_out, double *__restrict__ c_out, float *__restrict__ s_out,
+           double *__restrict__ part) {
+    __shared__ double red[SSIM_PARTS * VG_BLOCK];
     const int dh = h - SSIM_GLEN + 1;
     const vg_i64 plane = (vg_i64)dw * h;
+    const vg_i64 n = (vg_i64)dw * dh;
     const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
-    if (i >= (vg_i64)dw * dh) return;
-    const int x = (int)(i % dw), y = (int)(i / dw);
-    double a[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
-    for (int v = 0; v < SSIM_GLEN; ++v) {
-        const float k = SSIM_GAUSS[v];
-        const vg_i64 o = (vg_i64)(y + v) * dw + x;
+    // The terms l * c * s, l, c, s of this pixel (0 past the end).
+    double t4[4] = {0.0, 0.0, 0.0, 0.0};
+    if (i < n) {
+        const int x = (int)(i % dw), y = (int)(i / dw);
+        double a[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+        for (int v = 0; v < SSIM_GLEN; ++v) {
+            const float k = SSIM_GAUSS[v];
+            const vg_i64 o = (vg_i64)(y + v) * dw + x;
 #pragma unroll
-        for (int q = 0; q < 5; ++q) a[q] += (double)(hc[q * plane + o] * k);
+            for (int q = 0; q < 5; ++q) a[q] += (double)(hc[q * plane + o] * k);
+        }
+        const float mr = (float)a[0], md = (float)a[1];
+        float sr = (float)a[2] - mr * mr;
+        float sd = (float)a[3] - md * md;
+        if (0.0 > sr) sr = 0.0f;
+        if (0.0 > sd) sd = 0.0f;
+        const float srd = (float)a[4] - mr * md;
+        const float sigma_rd = (float)sqrt((double)(sr * sd));
+        const double l =
+            (2.0 * (double)mr * (double)md + (double)c1) / (double)(mr * mr + md * md + c1);
+        const double c = (2.0 * (double)sigma_rd + (double)c2) / (double)(sr + sd + c2);
+        const float clamped = (srd < 0.0f && sigma_rd <= 0.0f) ? 0.0f : srd;
+        const float s = (clamped + c3) / (sigma_rd + c3);
+        l_out[i] = l;
+        c_out[i] = c;
+        s_out[i] = s;
+        // SsimSums::add: ssim += l * c * s (left to right, in double).
+        t4[0] = l * c * (double)s;
+        t4[1] = l;
+        t4[2] = c;
+        t4[3] = (double)s;
     }
-    const float mr = (float)a[0], md = (float)a[1];
-    float sr = (float)a[2] - mr * mr;
-    float sd = (float)a[3] - md * md;
-    if (0.0 > sr) sr = 0.0f;
-    if (0.0 > sd) sd = 0.0f;
-    const float srd = (float)a[4] - mr * md;
-    const float sigma_rd = (float)sqrt((double)(sr * sd));
-    const double l = (2.0 * (double)mr * (double)md + (double)c1) / (double)(mr * mr + md * md + c1);
-    const double c = (2.0 * (double)sigma_rd + (double)c2) / (double)(sr + sd + c2);
-    const float clamped = (srd < 0.0f && sigma_rd <= 0.0f) ? 0.0f : srd;
-    l_out[i] = l;
-    c_out[i] = c;
-    s_out[i] = (clamped + c3) / (sigma_rd + c3);
+    const int t = vg_tid();
+    const double weight = i < n ? (double)(n - i) : 0.0;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const double m = fabs(t4[q]);
+        red[(3 * q) * VG_BLOCK + t] = t4[q];
+        red[(3 * q + 1) * VG_BLOCK + t] = m;
+        red[(3 * q + 2) * VG_BLOCK + t] = m * weight;
+    }
+    __syncthreads();
+    for (int st = VG_BLOCK / 2; st > 0; st >>= 1) {
+        if (t < st) {
+#pragma unroll
+            for (int k = 0; k < SSIM_PARTS; ++k) red[k * VG_BLOCK + t] += red[k * VG_BLOCK + t + st];
+        }
+        __syncthreads();
+    }
+    if (t < SSIM_PARTS) part[(vg_i64)blockIdx.x * SSIM_PARTS + t] = red[t * VG_BLOCK];
 }

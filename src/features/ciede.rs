@@ -257,8 +257,13 @@ impl DeltaSum {
     /// `45 - 20 * log10(sum / (w * h))` (`ref_pic->w[0] * ref_pic->h[0]`: unsigned int product,
     /// converted to double).
     pub(crate) fn finish(self, w: usize, h: usize) -> f64 {
-        45.0 - 20.0 * (self.0 / (w * h) as f64).log10()
+        score_from_sum(self.0, w, h)
     }
+}
+
+/// The score from the sum of the per-pixel values of a `w` x `h` picture.
+pub(crate) fn score_from_sum(sum: f64, w: usize, h: usize) -> f64 {
+    45.0 - 20.0 * (sum / (w * h) as f64).log10()
 }
 
 /// libvmaf's `ciede2000` score of a picture pair: `r` and `d` are the Y, Cb, Cr planes (chroma

@@ -334,6 +334,73 @@ impl SsimSums {
     }
 }
 
+/// What a parallel reduction (the GPU's) knows of one of [`SsimSums`]' sequential sums over `n`
+/// terms `x_0 .. x_{n-1}`: its own sum of the terms, of their magnitudes, and of the magnitudes
+/// weighted by `n - i`, each computed in `double` in any order in which every term passes
+/// through at most `steps` additions. [`SumBound::mean_if_determined`] then tells, without the
+/// terms, whether the sequential sum's mean rounds to one `float` (and which), with a rigorous
+/// error bound; when it cannot tell, the terms are needed (the caller adds them in order).
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct SumBound {
+    pub sum: f64,
+    pub abs: f64,
+    pub weighted: f64,
+}
+
+/// The unit roundoff of `double`, `2^-53`.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+const U64: f64 = f64::EPSILON / 2.0;
+
+/// `gamma_k = k u / (1 - k u)` (Higham, Accuracy and Stability of Numerical Algorithms, 3.1),
+/// rounded up by a margin that covers its own rounding; `None` when `k u` is not small.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+fn gamma(k: f64) -> Option<f64> {
+    let ku = k * U64;
+    (ku < 0.01).then(|| ku / (1.0 - ku) * (1.0 + 1e-12))
+}
+
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+impl SumBound {
+    /// Add a block's partial sums (in block order).
+    pub(crate) fn add(&mut self, sum: f64, abs: f64, weighted: f64) {
+        self.sum += sum;
+        self.abs += abs;
+        self.weighted += weighted;
+    }
+
+    /// The `float` that `(S / n) as f32` is, where `S` is the sequential `double` sum
+    /// `((x_0 + x_1) + x_2) + ...` started at `+0.0` ([`SsimSums`]), if every sum within the
+    /// bound below rounds to the same `float` (bit for bit); `None` otherwise (or when a term is
+    /// not finite: the bounds are then NaN or infinite).
+    ///
+    /// Bound. Each addition of the sequential sum rounds with a relative error at most `u`:
+    /// `|S - sum x| <= u/(1-u) * sum_{k>=2} |s_k|` for the partial sums `s_k`, and
+    /// `|s_k| <= (1 + gamma_n) * sum_{i<k} |x_i|`, so
+    /// `|S - sum x| <= u/(1-u) * (1 + gamma_n) * sum_i |x_i| (n - i)` (each term counted once
+    /// per partial sum that contains it). The
+    /// reduction's own sums are within `gamma_steps` of the exact ones (`gamma_{steps+1}` for
+    /// the weighted one: its products round once). `S` therefore lies in `sum +- E`, and since
+    /// `/ n` and the conversion to `float` are monotonic, both ends rounding to one `float`
+    /// decides the result.
+    pub(crate) fn mean_if_determined(&self, n: usize, steps: usize) -> Option<f32> {
+        let g_steps = gamma(steps as f64 + 1.0)?;
+        let g_n = gamma(n as f64)?;
+        let abs = self.abs / (1.0 - g_steps);
+        let weighted = self.weighted / (1.0 - g_steps);
+        let e = U64 / (1.0 - U64) * (1.0 + g_n) * weighted + g_steps * abs;
+        // Margins for the rounding of `e` itself (a handful of operations) and of `sum +- e`.
+        let e = e * (1.0 + 1e-12) + 4.0 * U64 * self.sum.abs();
+        if !(self.sum.is_finite() && e.is_finite()) {
+            return None;
+        }
+        let nf = n as f64;
+        let lo = ((self.sum - e) / nf) as f32;
+        let hi = ((self.sum + e) / nf) as f32;
+        (lo.to_bits() == hi.to_bits()).then_some(lo)
+    }
+}
+
 /// `_iqa_ssim` (iqa/ssim_tools.c), default parameters (K1 = 0.01, K2 = 0.03, L = 255, Gaussian
 /// window), the zli-nflx default branch. `w, h >= 11`.
 pub(crate) fn iqa_ssim(r: &[f32], d: &[f32], w: usize, h: usize) -> IqaSsim {
@@ -442,6 +509,128 @@ pub fn ssim(r: Plane<'_>, d: Plane<'_>) -> Result<SsimScore> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reduction of kernels/ssim.cu `ssim_terms`: per block of 256 terms a pairwise tree
+    /// (stride 128, 64, ...), the blocks' partials then added in order; `steps` as the caller
+    /// passes it.
+    fn tree_bound(x: &[f64]) -> (SumBound, usize) {
+        let n = x.len();
+        let mut b = SumBound::default();
+        let blocks = n.div_ceil(256);
+        for blk in 0..blocks {
+            let mut v = [[0f64; 3]; 256];
+            for (t, e) in v.iter_mut().enumerate() {
+                let i = blk * 256 + t;
+                if i < n {
+                    *e = [x[i], x[i].abs(), x[i].abs() * (n - i) as f64];
+                }
+            }
+            let mut s = 128;
+            while s > 0 {
+                for t in 0..s {
+                    let hi = v[t + s];
+                    for (a, b) in v[t].iter_mut().zip(hi) {
+                        *a += b;
+                    }
+                }
+                s /= 2;
+            }
+            b.add(v[0][0], v[0][1], v[0][2]);
+        }
+        (b, 8 + blocks)
+    }
+
+    fn sequential_mean(x: &[f64]) -> f32 {
+        let mut s = 0.0f64;
+        for &v in x {
+            s += v;
+        }
+        (s / x.len() as f64) as f32
+    }
+
+    #[test]
+    fn bound_decides_only_the_sequential_mean() {
+        // xorshift: terms like SSIM's (l, c near 1; s and the product of both signs), with
+        // cancellation, growing and tiny terms. Whenever the bound decides, it must give the
+        // sequential sum's mean bit for bit; it must decide most typical frames.
+        let mut st = 0x9e3779b97f4a7c15u64;
+        let mut rnd = || {
+            st ^= st << 13;
+            st ^= st >> 7;
+            st ^= st << 17;
+            (st >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut decided = 0;
+        let mut typical = (0, 0);
+        let mut wrong = Vec::new();
+        for trial in 0..600 {
+            let n = [1, 2, 255, 256, 257, 4099, 70_001][trial % 7];
+            let kind = (trial / 7) % 7;
+            // Kind 6: a mean within rounding noise of the midpoint of two floats (pairs of
+            // terms that cancel around it), where sums in different orders round apart.
+            let mid = 1.0 + f64::powi(2.0, -24) + (rnd() - 0.5) * f64::powi(2.0, -50);
+            let mut last = 0.0;
+            let x: Vec<f64> = (0..n)
+                .map(|i| match kind {
+                    6 => {
+                        last = if i % 2 == 0 { 0.3 * rnd() } else { -last };
+                        mid + last
+                    }
+                    0 => 0.9 + 0.1 * rnd(),
+                    1 => 2.0 * rnd() - 1.0,
+                    2 => (2.0 * rnd() - 1.0) * 1e6 + 1e-3,
+                    3 => rnd() * i as f64,
+                    4 => (rnd() * 1e-300) * if i % 2 == 0 { 1.0 } else { -1.0 },
+                    _ => f64::from((0.5 + 0.5 * rnd()) as f32),
+                })
+                .collect();
+            let (b, steps) = tree_bound(&x);
+            let want = sequential_mean(&x);
+            if kind == 0 || kind == 5 {
+                typical.1 += 1;
+            }
+            if let Some(m) = b.mean_if_determined(n, steps) {
+                decided += 1;
+                if kind == 0 || kind == 5 {
+                    typical.0 += 1;
+                }
+                if m.to_bits() != want.to_bits() {
+                    wrong.push(format!(
+                        "trial {trial} n {n} kind {kind}: {m:e} vs {want:e}"
+                    ));
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        assert!(decided > 0);
+        assert!(
+            typical.0 * 10 >= typical.1 * 9,
+            "typical sums decided {} of {}",
+            typical.0,
+            typical.1
+        );
+    }
+
+    #[test]
+    fn bound_refuses_a_mean_between_two_floats() {
+        // 1 + 2^-24 is halfway between the floats 1 and 1 + 2^-23: no interval around it rounds
+        // to one float.
+        let x = [1.0 + f64::powi(2.0, -24)];
+        let (b, steps) = tree_bound(&x);
+        assert_eq!(b.mean_if_determined(1, steps), None);
+        // Just off the midpoint by far more than the bound: decided.
+        let x = [1.0 + f64::powi(2.0, -24) + f64::powi(2.0, -40)];
+        let (b, steps) = tree_bound(&x);
+        assert_eq!(b.mean_if_determined(1, steps), Some(1.0 + f32::EPSILON));
+        // Not finite: never decided.
+        for bad in [f64::NAN, f64::INFINITY] {
+            let (b, steps) = tree_bound(&[1.0, bad, 2.0]);
+            assert_eq!(b.mean_if_determined(3, steps), None);
+        }
+        // All zero: +0.
+        let (b, steps) = tree_bound(&[0.0; 300]);
+        assert_eq!(b.mean_if_determined(300, steps).map(f32::to_bits), Some(0));
+    }
 
     #[test]
     fn round_and_scale() {

@@ -143,9 +143,9 @@ int main() {
         else if (name == "ssim_load") { fn = [=] { ssim_load((const vg_u16 *)P(0), I(1), I(2), I(3), I(4), F(5), I(6), I(7), (float *)P(8)); }; }
         else if (name == "ssim_decimate_lpf") { fn = [=] { ssim_decimate_lpf((const float *)P(0), I(1), I(2), I(3), I(4), (float *)P(5)); }; }
         else if (name == "ssim_hconv") { fn = [=] { ssim_hconv((const float *)P(0), (const float *)P(1), I(2), I(3), (float *)P(4)); }; }
-        else if (name == "ssim_terms") { fn = [=] { ssim_terms((const float *)P(0), I(1), I(2), F(3), F(4), F(5), (double *)P(6), (double *)P(7), (float *)P(8)); }; }
+        else if (name == "ssim_terms") { fn = [=] { ssim_terms((const float *)P(0), I(1), I(2), F(3), F(4), F(5), (double *)P(6), (double *)P(7), (float *)P(8), (double *)P(9)); }; }
         else if (name == "psnr_hvs_blocks") { fn = [=] { psnr_hvs_blocks((const vg_u16 *)P(0), (const vg_u16 *)P(1), I(2), I(3), (const float *)P(4), (const float *)P(5), (float *)P(6)); }; }
-        else if (name == "ciede_pixels") { fn = [=] { ciede_pixels((const vg_u16 *)P(0), (const vg_u16 *)P(1), (const vg_u16 *)P(2), (const vg_u16 *)P(3), (const vg_u16 *)P(4), (const vg_u16 *)P(5), I(6), I(7), I(8), I(9), I(10), I(11), I(12), (float *)P(13)); }; }
+        else if (name == "ciede_pixels") { fn = [=] { ciede_pixels((const vg_u16 *)P(0), (const vg_u16 *)P(1), (const vg_u16 *)P(2), (const vg_u16 *)P(3), (const vg_u16 *)P(4), (const vg_u16 *)P(5), I(6), I(7), I(8), I(9), I(10), I(11), I(12), (double *)P(13)); }; }
         else fail(("unknown kernel " + name).c_str());
         pool.run(gx, gy, fn);
     }

@@ -3,20 +3,28 @@
 //!
 //! The kernels (kernels/psnr.cu, ssim.cu, ciede.cu, psnr_hvs.cu after compat.h: [`SOURCE`])
 //! compute what the CPU computes per pixel or per block, in the same types and order of
-//! operations (NVRTC with fmad off, IEEE division and square root). Every sum whose result
-//! depends on the order of its terms is done on the host, in the CPU's order, by the same
-//! function the CPU path calls; sums the GPU does are integer sums (order-free). Per metric:
+//! operations (NVRTC with fmad off, IEEE division and square root). A float sum whose result
+//! depends on the order of its terms is either done on the host, in the CPU's order, by the same
+//! function the CPU path calls, or decided from the GPU's sums by a rigorous error bound (SSIM),
+//! or documented as differing (CIEDE2000). Per metric:
 //!
 //! - PSNR: integer SSE per plane on the GPU (exact), `psnr_from_sse` on the host.
 //! - SSIM, MS-SSIM: decimation, 11-tap convolutions and per-pixel terms (l, c as double, s as
-//!   float) on the GPU; the host adds the read-back terms in row-major order with the CPU's own
-//!   accumulator (`ssim::SsimSums`), so the result is the CPU's bit for bit. Cost: 20 bytes per
-//!   pixel read back (1080p: SSIM 2.4 MB at scale 4, MS-SSIM ~54 MB over its 5 levels).
+//!   float) on the GPU. libvmaf's means are sequential double sums rounded to float; the GPU
+//!   also writes, per block, the sums that bound the sequential sum ([`ssim::SumBound`]: a
+//!   rigorous error bound, so that where both ends of the interval round to one float, that
+//!   float is the CPU's). Where they do not (rare: an interval of ~1e-10 relative width across a
+//!   float rounding boundary), the host reads that image's terms from the frame's own copy of the
+//!   results on the device and adds them in row-major order with the CPU's accumulator
+//!   (`ssim::SsimSums`). Either way the result is the CPU's bit for bit; the readback is the
+//!   per-block sums (~100 bytes per 256 pixels) instead of 20 bytes per pixel.
 //! - PSNR-HVS: one thread per 8x8 block (integer DCT, float masking); the host adds the 64 terms
-//!   per block in raster order (`psnr_hvs::PlaneSum`), bit for bit.
-//! - CIEDE2000: per-pixel dE00 on the GPU, added by the host in order (`ciede::DeltaSum`); the
-//!   kernel calls CUDA's pow/sin/cos/exp/atan2 (not glibc's), so the score may differ from the
-//!   CPU's in its last digits: tests/companion_parity.rs bounds it (1e-6 dB, the worst case of 1-ulp pixel errors) and prints the
+//!   per block in raster order (`psnr_hvs::PlaneSum`, a float sum), bit for bit.
+//! - CIEDE2000: per-pixel dE00 on the GPU, summed per block (tree) and the blocks' sums added by
+//!   the host in block order: not libvmaf's row-major order ([`ciede_bound`] bounds the effect,
+//!   3.2e-8 dB at 4K). The kernel also calls CUDA's pow/sin/cos/exp/atan2 (not glibc's), so the
+//!   score may differ from the CPU's in its last digits: tests/companion_parity.rs bounds it
+//!   (1e-6 dB, the worst case of 1-ulp pixel errors, plus the sum order's bound) and prints the
 //!   largest difference measured.
 //!
 //! A frame is described by a [`Plan`]: regions of one device arena (inputs, scratch, results),
@@ -127,7 +135,7 @@ impl Kernel {
             Kernel::SsimLoad => &[Ptr, I32, I32, I32, I32, F32, I32, I32, Ptr],
             Kernel::SsimDecimateLpf => &[Ptr, I32, I32, I32, I32, Ptr],
             Kernel::SsimHconv => &[Ptr, Ptr, I32, I32, Ptr],
-            Kernel::SsimTerms => &[Ptr, I32, I32, F32, F32, F32, Ptr, Ptr, Ptr],
+            Kernel::SsimTerms => &[Ptr, I32, I32, F32, F32, F32, Ptr, Ptr, Ptr, Ptr],
             Kernel::PsnrHvsBlocks => &[Ptr, Ptr, I32, I32, Ptr, Ptr, Ptr],
             Kernel::CiedePixels => &[
                 Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr,
@@ -325,7 +333,7 @@ fn launch_ssim_hconv(
 }
 
 /// `ssim_terms`: `hc` holds 5 planes of `dw` x `h` floats (h >= 11); `l`, `c` receive
-/// `dw * (h - 10)` doubles, `s` as many floats.
+/// `dw * (h - 10)` doubles, `s` as many floats, `part` [`SSIM_PARTS`] doubles per block.
 fn launch_ssim_terms(
     metric: &'static str,
     hc: Region,
@@ -338,6 +346,9 @@ fn launch_ssim_terms(
     need(terms.l, 8 * n, "ssim_terms l");
     need(terms.c, 8 * n, "ssim_terms c");
     need(terms.s, 4 * n, "ssim_terms s");
+    assert_eq!(terms.n, n);
+    assert_eq!(terms.blocks, blocks(n, BLOCK as usize) as usize);
+    need(terms.part, 8 * SSIM_PARTS * terms.blocks, "ssim_terms part");
     let (c1, c2, c3) = ssim::ssim_constants();
     Launch {
         kernel: Kernel::SsimTerms,
@@ -352,6 +363,7 @@ fn launch_ssim_terms(
             KArg::Ptr(terms.l),
             KArg::Ptr(terms.c),
             KArg::Ptr(terms.s),
+            KArg::Ptr(terms.part),
         ],
         metric,
     }
@@ -391,7 +403,7 @@ fn launch_psnr_hvs_blocks(
 }
 
 /// `ciede_pixels`: `r`, `d` are the Y, Cb, Cr regions of each side (luma `w` x `h`, chroma
-/// `cw` x `ch`, u16); `de` receives `w * h` floats. Chroma reads are at
+/// `cw` x `ch`, u16); `part` receives one double per block of [`BLOCK`] pixels. Chroma reads are at
 /// `(min(x / fx, cw - 1), min(y / fy, ch - 1))`, inside the chroma plane.
 fn launch_ciede_pixels(
     r: [Region; 3],
@@ -407,7 +419,7 @@ fn launch_ciede_pixels(
         need(side[1], 2 * cw * ch, "ciede cb");
         need(side[2], 2 * cw * ch, "ciede cr");
     }
-    need(de, 4 * w * h, "ciede de");
+    need(de, 8 * blocks(w * h, BLOCK as usize) as usize, "ciede part");
     let mut args: Vec<KArg> = r.iter().chain(&d).map(|&x| KArg::Ptr(x)).collect();
     for v in [w, h, cw, ch, fx, fy, usize::from(bpc)] {
         args.push(KArg::I32(i32_of(v)));
@@ -421,25 +433,31 @@ fn launch_ciede_pixels(
     }
 }
 
-/// Where the per-pixel SSIM terms of one image pair go (`n` pixels).
+/// Where the per-pixel SSIM terms of one image pair go (`n` pixels), and the per-block sums
+/// that bound their sequential sums (`blocks` blocks of [`SSIM_PARTS`] doubles).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Terms {
     l: Region,
     c: Region,
     s: Region,
+    part: Region,
     n: usize,
+    blocks: usize,
 }
 
-impl Terms {
-    fn take(a: &mut Arena, n: usize) -> Terms {
-        Terms {
-            l: a.take(8 * n),
-            c: a.take(8 * n),
-            s: a.take(4 * n),
-            n,
-        }
-    }
-}
+/// `SSIM_PARTS` in kernels/ssim.cu: per block, for each of l*c*s, l, c, s, the sum, the sum of
+/// magnitudes and the weighted sum of magnitudes ([`ssim::SumBound`]).
+const SSIM_PARTS: usize = 12;
+
+/// Additions a term passes through in a block's tree sum (log2 of [`BLOCK`]).
+const TREE_STEPS: usize = BLOCK.trailing_zeros() as usize;
+
+/// Frames whose SSIM or MS-SSIM sums the bound did not decide (so that their terms were read
+/// back and added on the host), since the process started: a diagnostic for benchmarks.
+pub static HOST_SUMMED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Reads a region of a frame's device results (the frame's own slot) into host memory.
+pub type Fetch<'a> = dyn Fn(Region) -> Result<Vec<u8>> + Sync + 'a;
 
 /// What a plan depends on: the frame's geometry and the metrics asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -527,10 +545,16 @@ impl Arena {
 }
 
 /// What a frame runs on the GPU: the arena's regions and the launch list.
+///
+/// The arena holds, in this order, what every frame shares (inputs, scratch, constant tables)
+/// and the frame's results (`results`: what is read back, then the SSIM terms that stay on the
+/// device). A GPU with several frames in flight gives each its own copy of the results
+/// ([`Plan::device_offset`]), so that a frame's terms are still there when its scores are
+/// computed; a plan run alone (slot 0) is exactly `arena` bytes.
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub geom: Geometry,
-    /// Arena size in bytes.
+    /// Arena size in bytes (with one copy of the results).
     pub arena: usize,
     /// Where the job's planes go, as u16: reference Y, Cb, Cr, then distorted Y, Cb, Cr
     /// (`None` for planes the plan does not read).
@@ -538,7 +562,9 @@ pub struct Plan {
     /// Regions to zero before the launches (accumulators).
     pub zero: Vec<Region>,
     pub launches: Vec<Launch>,
-    /// The results, read back after the launches: one contiguous region.
+    /// The frame's results, the last region of the arena.
+    pub results: Region,
+    /// What is read back after the launches: the start of `results`.
     pub readback: Region,
     /// PSNR: per plane, the u64 SSE (within `readback`), or `None` where the host sums.
     psnr: [Option<Region>; 3],
@@ -548,10 +574,14 @@ pub struct Plan {
     ms_ssim: Option<[Terms; ms_ssim::SCALES]>,
     /// PSNR-HVS: per plane, the 64 terms of each block (`None` where libvmaf refuses).
     psnr_hvs: Option<[Region; 3]>,
-    /// CIEDE2000: the per-pixel values and the chroma factors (`None` where libvmaf refuses).
-    ciede: Option<(Region, (usize, usize))>,
+    /// CIEDE2000: the per-block sums (`blocks` doubles) and the chroma factors (`None` where
+    /// libvmaf refuses).
+    ciede: Option<(Region, usize, (usize, usize))>,
     /// Constant tables to upload once per geometry (before the first frame): (region, bytes).
     pub tables: Vec<(Region, Vec<u8>)>,
+    /// Add every SSIM and MS-SSIM sum on the host from the terms, whatever the bound says (a
+    /// test hook: the path that the bound leaves to rare frames).
+    pub host_sums: bool,
 }
 
 impl Plan {
@@ -597,29 +627,7 @@ impl Plan {
             need_plane = [true; 3];
         }
 
-        // Results first (one contiguous region at the start of the arena), then inputs and
-        // scratch.
-        let mut psnr = [None; 3];
-        for p in 0..3 {
-            if psnr_gpu[p] {
-                psnr[p] = Some(a.take(8));
-            }
-        }
-        let ssim_terms = ssim_geom.map(|(_, sw, sh)| Terms::take(&mut a, (sw - 10) * (sh - 10)));
-        let ms_terms =
-            ms_ok.then(|| levels.map(|(lw, lh)| Terms::take(&mut a, (lw - 10) * (lh - 10))));
-        let hvs_terms = hvs_ok.then(|| {
-            [0, 1, 2].map(|p| {
-                let (bx, by) = psnr_hvs::block_grid(geom.plane(p).0, geom.plane(p).1);
-                a.take(4 * 64 * bx * by)
-            })
-        });
-        let ciede_de = ciede_factors.map(|f| (a.take(4 * w * h), f));
-        let readback = Region {
-            off: 0,
-            bytes: a.bytes,
-        };
-
+        // Shared by every frame: inputs, scratch, tables.
         let mut inputs = [None; 6];
         for p in 0..3 {
             if need_plane[p] {
@@ -638,6 +646,65 @@ impl Plan {
             hc_bytes = hc_bytes.max(4 * 5 * (w - 10) * h);
         }
         let hc = a.take(hc_bytes);
+        let ssim_scaled = ssim_geom.map(|(_, sw, sh)| (a.take(4 * sw * sh), a.take(4 * sw * sh)));
+        let pyr: Vec<(Region, Region)> = if ms_ok {
+            levels
+                .iter()
+                .map(|&(lw, lh)| (a.take(4 * lw * lh), a.take(4 * lw * lh)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let hvs_tables = hvs_ok.then(|| [0, 1, 2].map(|_| (a.take(256), a.take(256))));
+
+        // The frame's results: what is read back, then the terms that stay on the device.
+        let results_off = a.bytes.next_multiple_of(256);
+        let mut psnr = [None; 3];
+        for p in 0..3 {
+            if psnr_gpu[p] {
+                psnr[p] = Some(a.take(8));
+            }
+        }
+        let ssim_n = ssim_geom.map(|(_, sw, sh)| (sw - 10) * (sh - 10));
+        let ssim_part = ssim_n.map(|n| a.take(8 * SSIM_PARTS * blocks(n, BLOCK as usize) as usize));
+        let ms_n = levels.map(|(lw, lh)| (lw.max(10) - 10) * (lh.max(10) - 10));
+        let ms_part = ms_ok
+            .then(|| ms_n.map(|n| a.take(8 * SSIM_PARTS * blocks(n, BLOCK as usize) as usize)));
+        let ciede_part = ciede_factors.map(|f| {
+            let b = blocks(w * h, BLOCK as usize) as usize;
+            (a.take(8 * b), b, f)
+        });
+        let hvs_terms = hvs_ok.then(|| {
+            [0, 1, 2].map(|p| {
+                let (bx, by) = psnr_hvs::block_grid(geom.plane(p).0, geom.plane(p).1);
+                a.take(4 * 64 * bx * by)
+            })
+        });
+        let readback = Region {
+            off: results_off,
+            bytes: a.bytes.max(results_off) - results_off,
+        };
+        let terms = |a: &mut Arena, n: usize, part: Region| Terms {
+            l: a.take(8 * n),
+            c: a.take(8 * n),
+            s: a.take(4 * n),
+            part,
+            n,
+            blocks: blocks(n, BLOCK as usize) as usize,
+        };
+        let ssim_terms = ssim_n.zip(ssim_part).map(|(n, p)| terms(&mut a, n, p));
+        let ms_terms = ms_part.map(|parts| {
+            let mut i = 0;
+            parts.map(|p| {
+                let t = terms(&mut a, ms_n[i], p);
+                i += 1;
+                t
+            })
+        });
+        let results = Region {
+            off: results_off,
+            bytes: a.bytes.max(results_off) - results_off,
+        };
 
         let mut zero = Vec::new();
         let mut launches = Vec::new();
@@ -653,9 +720,9 @@ impl Plan {
                 ));
             }
         }
-        if let (Some((scale, sw, sh)), Some(t)) = (ssim_geom, ssim_terms) {
-            let fr = a.take(4 * sw * sh);
-            let fd = a.take(4 * sw * sh);
+        if let (Some((scale, sw, sh)), Some(t), Some((fr, fd))) =
+            (ssim_geom, ssim_terms, ssim_scaled)
+        {
             let tap = ssim::box_tap(scale);
             for (src, dst) in [(inputs[0], fr), (inputs[3], fd)] {
                 launches.push(launch_ssim_load(
@@ -672,10 +739,6 @@ impl Plan {
             launches.push(launch_ssim_terms("ssim", hc, (sw - 10, sh), t));
         }
         if let Some(ts) = ms_terms {
-            let pyr: Vec<(Region, Region)> = levels
-                .iter()
-                .map(|&(lw, lh)| (a.take(4 * lw * lh), a.take(4 * lw * lh)))
-                .collect();
             for (src, dst) in [(inputs[0], pyr[0].0), (inputs[3], pyr[0].1)] {
                 launches.push(launch_ssim_load(
                     "ms_ssim",
@@ -711,7 +774,7 @@ impl Plan {
                 launches.push(launch_ssim_terms("ms_ssim", hc, (lw - 10, lh), ts[i]));
             }
         }
-        if let Some((de, f)) = ciede_de {
+        if let Some((part, _, f)) = ciede_part {
             let side = |o: usize| [0, 1, 2].map(|p| inputs[o + p].unwrap());
             launches.push(launch_ciede_pixels(
                 side(0),
@@ -719,18 +782,17 @@ impl Plan {
                 (w, h, geom.bpc),
                 geom.plane(1),
                 f,
-                de,
+                part,
             ));
         }
         let mut tables = Vec::new();
-        if let Some(ts) = hvs_terms {
-            for (p, &t) in ts.iter().enumerate() {
+        if let (Some(ts), Some(tabs)) = (hvs_terms, hvs_tables) {
+            for (p, (&t, &(rc, rm))) in ts.iter().zip(&tabs).enumerate() {
                 let csf = psnr_hvs::csf(p);
                 let mask = psnr_hvs::mask_table(csf);
                 let bytes = |m: &[[f32; 8]; 8]| -> Vec<u8> {
                     m.iter().flatten().flat_map(|v| v.to_le_bytes()).collect()
                 };
-                let (rc, rm) = (a.take(256), a.take(256));
                 tables.push((rc, bytes(csf)));
                 tables.push((rm, bytes(&mask)));
                 launches.push(launch_psnr_hvs_blocks(
@@ -748,13 +810,35 @@ impl Plan {
             inputs,
             zero,
             launches,
+            results,
             readback,
             psnr,
             ssim: ssim_terms,
             ms_ssim: ms_terms,
             psnr_hvs: hvs_terms,
-            ciede: ciede_de,
+            ciede: ciede_part,
             tables,
+            host_sums: false,
+        }
+    }
+
+    /// Bytes between two frames' copies of the results.
+    pub fn slot_stride(&self) -> usize {
+        self.results.bytes.next_multiple_of(256)
+    }
+
+    /// Device bytes for `slots` frames in flight (each with its own results).
+    pub fn device_bytes(&self, slots: usize) -> usize {
+        (self.results.off + slots.max(1) * self.slot_stride()).max(self.arena)
+    }
+
+    /// Offset in the device allocation of arena region `r` for the frame in `slot`: shared
+    /// regions are where the plan put them, results are in the slot's copy.
+    pub fn device_offset(&self, r: Region, slot: usize) -> usize {
+        if r.off >= self.results.off {
+            r.off + slot * self.slot_stride()
+        } else {
+            r.off
         }
     }
 
@@ -776,20 +860,26 @@ impl Plan {
         out
     }
 
-    fn word(&self, rb: &[u8], r: Region) -> u64 {
+    /// The bytes of read-back region `r`.
+    fn bytes<'a>(&self, rb: &'a [u8], r: Region) -> &'a [u8] {
         let o = r.off - self.readback.off;
-        u64::from_le_bytes(rb[o..o + 8].try_into().expect("8 bytes"))
+        &rb[o..o + r.bytes]
+    }
+
+    fn word(&self, rb: &[u8], r: Region) -> u64 {
+        u64::from_le_bytes(self.bytes(rb, r)[..8].try_into().expect("8 bytes"))
     }
 
     /// The scores of `job` from the read-back results (the host's float steps: the same
-    /// functions the CPU path calls). Metrics or planes the plan leaves to the host are
-    /// computed here with the CPU code.
+    /// functions the CPU path calls); `fetch` reads the frame's terms that stay on the device,
+    /// where a sum needs them. Metrics or planes the plan leaves to the host are computed here
+    /// with the CPU code.
     ///
     /// Every metric's checks run first, in the CPU's order (so a job two metrics refuse fails
-    /// with the CPU's error); then the sums, each in the CPU's order but independent of each
-    /// other, run at the same time on scoped threads (SSIM, each MS-SSIM level, CIEDE2000, each
-    /// PSNR-HVS plane, PSNR's host-summed planes).
-    pub fn scores(&self, job: &FrameJob, rb: &[u8]) -> Result<CompanionScores> {
+    /// with the CPU's error); then the sums, each independent of the others: PSNR, SSIM,
+    /// MS-SSIM and CIEDE2000 from the GPU's sums on the calling thread, each PSNR-HVS plane's
+    /// ordered sum on a scoped thread of its own.
+    pub fn scores(&self, job: &FrameJob, rb: &[u8], fetch: &Fetch<'_>) -> Result<CompanionScores> {
         if rb.len() < self.readback.bytes {
             return Err(Error::Backend(format!(
                 "CUDA companions: {} result bytes, {} expected",
@@ -823,9 +913,9 @@ impl Plan {
             None
         };
         // CIEDE2000 before PSNR-HVS, as compute_companions_cpu checks them.
-        let ciede_terms = if c.ciede {
+        let ciede_part = if c.ciede {
             ciede::check_planes(&rp, &dp)?;
-            Some(self.ciede.ok_or_else(|| missing("ciede"))?.0)
+            Some(self.ciede.ok_or_else(|| missing("ciede"))?)
         } else {
             None
         };
@@ -837,86 +927,77 @@ impl Plan {
         };
 
         enum Part {
-            Psnr(PsnrScores),
-            Ssim(ssim::IqaSsim),
-            Level(usize, ssim::IqaSsim),
-            Ciede(f64),
+            Light(Box<CompanionScores>),
             Hvs(usize, f64),
         }
-        let mut tasks: Vec<Task<'_, Part>> = Vec::new();
-        if c.psnr {
-            let (rp, dp) = (&rp, &dp);
-            tasks.push(Box::new(move || {
+        let mut tasks: Vec<Task<'_, Result<Part>>> = Vec::new();
+        let (rpr, dpr) = (&rp, &dp);
+        tasks.push(Box::new(move || {
+            let mut out = CompanionScores::default();
+            if c.psnr {
                 let mut v = [None; 3];
-                for p in 0..rp.len() {
+                for p in 0..rpr.len() {
                     let sse = match self.psnr[p] {
                         Some(r) => self.word(rb, r),
-                        None => psnr::sse(rp[p], dp[p]),
+                        None => psnr::sse(rpr[p], dpr[p]),
                     };
                     v[p] = Some(psnr::psnr_from_sse(
                         sse,
-                        rp[p].width,
-                        rp[p].height,
+                        rpr[p].width,
+                        rpr[p].height,
                         self.geom.bpc,
                     ));
                 }
-                Part::Psnr(PsnrScores {
+                out.psnr = Some(PsnrScores {
                     y: v[0].unwrap_or_default(),
                     cb: v[1],
                     cr: v[2],
-                })
-            }));
-        }
-        if let Some(t) = ssim_terms {
-            tasks.push(Box::new(move || Part::Ssim(self.iqa(rb, t))));
-        }
-        if let Some(ts) = ms_terms {
-            for (i, t) in ts.into_iter().enumerate() {
-                tasks.push(Box::new(move || Part::Level(i, self.iqa(rb, t))));
+                });
             }
-        }
-        if let Some(de) = ciede_terms {
-            tasks.push(Box::new(move || {
-                let o = de.off - self.readback.off;
-                let mut sum = ciede::DeltaSum::default();
-                for v in rb[o..o + de.bytes].chunks_exact(4) {
-                    sum.add(f32::from_le_bytes(v.try_into().expect("4 bytes")));
+            if let Some(t) = ssim_terms {
+                out.ssim = Some(self.iqa(rb, t, true, fetch)?.into());
+            }
+            if let Some(ts) = ms_terms {
+                let mut levels = Vec::with_capacity(ms_ssim::SCALES);
+                for t in ts {
+                    levels.push(self.iqa(rb, t, false, fetch)?);
                 }
-                Part::Ciede(sum.finish(self.geom.w, self.geom.h))
-            }));
-        }
+                out.ms_ssim = Some(ms_ssim::combine(&levels)?);
+            }
+            if let Some((part, nb, _)) = ciede_part {
+                // The blocks' sums in block order (see ciede_bound for the difference from the
+                // CPU's row-major order).
+                let mut sum = 0f64;
+                for v in self.bytes(rb, part)[..8 * nb].chunks_exact(8) {
+                    sum += f64::from_le_bytes(v.try_into().expect("8 bytes"));
+                }
+                out.ciede = Some(ciede::score_from_sum(sum, self.geom.w, self.geom.h));
+            }
+            Ok(Part::Light(Box::new(out)))
+        }));
         if let Some(ts) = hvs_terms {
             for (p, t) in ts.into_iter().enumerate() {
                 tasks.push(Box::new(move || {
-                    let o = t.off - self.readback.off;
                     let mut sum = psnr_hvs::PlaneSum::default();
-                    for block in rb[o..o + t.bytes].chunks_exact(4 * 64) {
+                    for block in self.bytes(rb, t).chunks_exact(4 * 64) {
                         sum.add_block(
                             block
                                 .chunks_exact(4)
                                 .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))),
                         );
                     }
-                    Part::Hvs(p, sum.finish(self.geom.bpc))
+                    Ok(Part::Hvs(p, sum.finish(self.geom.bpc)))
                 }));
             }
         }
 
         let mut out = CompanionScores::default();
-        let mut levels = [None; 5];
         let mut hvs = [0f64; 3];
         for part in run_parallel(tasks)? {
-            match part {
-                Part::Psnr(v) => out.psnr = Some(v),
-                Part::Ssim(v) => out.ssim = Some(v.into()),
-                Part::Level(i, v) => levels[i] = Some(v),
-                Part::Ciede(v) => out.ciede = Some(v),
+            match part? {
+                Part::Light(v) => out = *v,
                 Part::Hvs(p, v) => hvs[p] = v,
             }
-        }
-        if c.ms_ssim {
-            let levels = levels.map(|l| l.expect("every level summed"));
-            out.ms_ssim = Some(ms_ssim::combine(&levels)?);
         }
         if c.psnr_hvs {
             out.psnr_hvs = Some(psnr_hvs::scores(hvs));
@@ -924,18 +1005,50 @@ impl Plan {
         Ok(out)
     }
 
-    /// `_iqa_ssim`'s means from read-back per-pixel terms, added in row-major order by the
-    /// CPU path's own accumulator.
-    fn iqa(&self, rb: &[u8], t: Terms) -> ssim::IqaSsim {
-        let base = self.readback.off;
-        let l = &rb[t.l.off - base..t.l.off - base + 8 * t.n];
-        let c = &rb[t.c.off - base..t.c.off - base + 8 * t.n];
-        let s = &rb[t.s.off - base..t.s.off - base + 4 * t.n];
+    /// `_iqa_ssim`'s means of one image pair: from the GPU's per-block sums where their bound
+    /// decides each `float` mean ([`ssim::SumBound`]), else from the terms (fetched from the
+    /// device) added in row-major order by the CPU path's own accumulator. `with_ssim`: the
+    /// SSIM mean is wanted (MS-SSIM's levels use only l, c and s; their `ssim` is then NaN).
+    fn iqa(
+        &self,
+        rb: &[u8],
+        t: Terms,
+        with_ssim: bool,
+        fetch: &Fetch<'_>,
+    ) -> Result<ssim::IqaSsim> {
+        let part = self.bytes(rb, t.part);
+        let mut b = [ssim::SumBound::default(); 4];
+        for blk in part[..8 * SSIM_PARTS * t.blocks].chunks_exact(8 * SSIM_PARTS) {
+            let v =
+                |k: usize| f64::from_le_bytes(blk[8 * k..8 * k + 8].try_into().expect("8 bytes"));
+            for (q, bq) in b.iter_mut().enumerate() {
+                bq.add(v(3 * q), v(3 * q + 1), v(3 * q + 2));
+            }
+        }
+        let steps = TREE_STEPS + t.blocks;
+        let m = b.map(|bq| bq.mean_if_determined(t.n, steps));
+        if !self.host_sums
+            && let (Some(l), Some(c), Some(s)) = (m[1], m[2], m[3])
+            && (m[0].is_some() || !with_ssim)
+        {
+            return Ok(ssim::IqaSsim {
+                ssim: m[0].unwrap_or(f32::NAN),
+                l,
+                c,
+                s,
+            });
+        }
+        HOST_SUMMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (l, c, s) = (fetch(t.l)?, fetch(t.c)?, fetch(t.s)?);
+        if l.len() < 8 * t.n || c.len() < 8 * t.n || s.len() < 4 * t.n {
+            return Err(Error::Backend("CUDA companions: short SSIM terms".into()));
+        }
         let mut sums = ssim::SsimSums::default();
         for ((l, c), s) in l
             .chunks_exact(8)
             .zip(c.chunks_exact(8))
             .zip(s.chunks_exact(4))
+            .take(t.n)
         {
             sums.add(
                 f64::from_le_bytes(l.try_into().expect("8 bytes")),
@@ -943,8 +1056,22 @@ impl Plan {
                 f32::from_le_bytes(s.try_into().expect("4 bytes")),
             );
         }
-        sums.finish(t.n)
+        Ok(sums.finish(t.n))
     }
+}
+
+/// The largest difference between CIEDE2000's score from the GPU's sum of `w * h` per-pixel
+/// values (per-block tree sums of [`BLOCK`] added in block order) and the score from the same
+/// values added in row-major order (libvmaf's order), in dB (the values are never negative).
+/// Each order is within `gamma_{n-1} * sum` of the exact sum
+/// (Higham 4.2, for any order), so the two sums differ by at most `2 gamma_{n-1} sum`, and
+/// `45 - 20 log10(sum / n)` moves by `20 / ln 10` times the relative difference (to first
+/// order; the bound is doubled for the rest).
+pub fn ciede_bound(w: usize, h: usize) -> f64 {
+    let n = (w * h) as f64;
+    let u = f64::EPSILON / 2.0;
+    let g = n * u / (1.0 - n * u);
+    2.0 * 20.0 / std::f64::consts::LN_10 * 2.0 * g
 }
 
 /// Independent work for [`run_parallel`].
@@ -1035,10 +1162,16 @@ fn arch_of(ctx: &Arc<CudaContext>) -> Result<&'static str> {
 pub const MIN_RING: usize = super::SLOTS + 1;
 pub const MAX_RING: usize = 12;
 pub const RING_PINNED_BYTES: usize = 768 << 20;
+/// Device memory for the frames' results (mostly MS-SSIM's per-pixel terms: ~55 MB a frame
+/// at 1080p).
+pub const RING_DEVICE_BYTES: usize = 1 << 30;
 
-/// Ring buffers for frames of `per_frame` bytes of staging and readback.
-pub fn ring_len(per_frame: usize) -> usize {
-    (RING_PINNED_BYTES / per_frame.max(1)).clamp(MIN_RING, MAX_RING)
+/// Ring buffers for frames of `pinned` bytes of staging and readback and `device` bytes of
+/// results on the device (each frame in flight has its own).
+pub fn ring_len(pinned: usize, device: usize) -> usize {
+    (RING_PINNED_BYTES / pinned.max(1))
+        .min(RING_DEVICE_BYTES / device.max(1))
+        .clamp(MIN_RING, MAX_RING)
 }
 
 /// One frame's host memory, page-locked so that copies run at DMA speed instead of through the
@@ -1049,6 +1182,8 @@ struct RingBuf {
     staging: super::Pinned,
     readback: super::Pinned,
     done: CudaEvent,
+    /// Which copy of the plan's results the frame uses ([`Plan::device_offset`]).
+    slot: usize,
 }
 
 /// A ring buffer, locked by whoever uses it: the feeder while it stages and queues a frame,
@@ -1119,10 +1254,35 @@ struct Pending {
     outcome: Arc<Outcome>,
 }
 
-/// Wait for a frame's readback, then its scores (on the frame's scoring thread).
-fn score_frame(plan: &Plan, rb: &RingBuf, job: &FrameJob) -> Result<CompanionScores> {
+/// Wait for a frame's readback, then its scores (on the frame's scoring thread). Terms the
+/// scores need from the device are copied from the frame's own results (its slot), which no
+/// other frame writes while this one holds the ring buffer.
+fn score_frame(
+    ctx: &Arc<CudaContext>,
+    plan: &Plan,
+    base: u64,
+    rb: &RingBuf,
+    job: &FrameJob,
+) -> Result<CompanionScores> {
     rb.done.synchronize().map_err(be("cuEventSynchronize"))?;
-    plan.scores(job, rb.readback.slice(0, plan.readback.bytes))
+    let slot = rb.slot;
+    let fetch = |r: Region| -> Result<Vec<u8>> {
+        ctx.bind_to_thread().map_err(be("bind context"))?;
+        let mut v = vec![0u8; r.bytes];
+        let off = plan.device_offset(r, slot);
+        if off + r.bytes > plan.device_bytes(slot + 1) {
+            return Err(Error::Backend(format!(
+                "CUDA companions: {r:?} of slot {slot} beyond the device buffer"
+            )));
+        }
+        // SAFETY: the region lies in the device allocation (checked above: the allocation
+        // holds at least slot + 1 copies of the results); its writes completed (`done`); `v`
+        // has exactly r.bytes bytes.
+        unsafe { result::memcpy_dtoh_sync(&mut v[..], base + off as u64) }
+            .map_err(be("read back terms"))?;
+        Ok(v)
+    };
+    plan.scores(job, rb.readback.slice(0, plan.readback.bytes), &fetch)
 }
 
 /// The feeder thread: frames in submission order, each staged and queued on the stream (one
@@ -1160,11 +1320,12 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
         let Feed {
             job,
             plan,
+            base,
             rb,
             outcome,
-            ..
         } = f;
         let for_thread = Arc::clone(&outcome);
+        let ctx = Arc::clone(&ctx);
         let spawned = std::thread::Builder::new()
             .name("vmafgpu-scores".into())
             .spawn(move || {
@@ -1173,7 +1334,7 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
                 // and must be the one that does (its thread has the context).
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
                     let guard = rb.lock().unwrap_or_else(|e| e.into_inner());
-                    let r = score_frame(&plan, &guard, &job);
+                    let r = score_frame(&ctx, &plan, base, &guard, &job);
                     drop(guard);
                     drop((rb, plan, job));
                     r
@@ -1194,13 +1355,13 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
     }
 }
 
-/// Queue one launch on the stream.
-fn launch(k: &Launcher, base: u64, l: &Launch) -> Result<()> {
+/// Queue one launch on the stream, for the frame in `slot`.
+fn launch(k: &Launcher, plan: &Plan, base: u64, slot: usize, l: &Launch) -> Result<()> {
     let ptrs: Vec<u64> = l
         .args
         .iter()
         .map(|a| match a {
-            KArg::Ptr(r) => base + r.off as u64,
+            KArg::Ptr(r) => base + plan.device_offset(*r, slot) as u64,
             _ => 0,
         })
         .collect();
@@ -1219,8 +1380,10 @@ fn launch(k: &Launcher, base: u64, l: &Launch) -> Result<()> {
     };
     // SAFETY: the arguments match the kernel's C signature (check_launch at setup, whose
     // table mirrors kernels/*.cu: pointers, int, float). Every pointer is the start of a
-    // region of the live arena (check_launch: inside the arena; the arena outlives every frame
-    // queued on it, CompanionGpu::setup waits for them before it frees it), and the launch_*
+    // region of the live arena (check_launch: inside the arena; a results region of slot
+    // `slot` is in that slot's copy, inside the allocation of device_bytes(ring length) bytes,
+    // slot < ring length; the arena outlives every frame queued on it, CompanionGpu::setup
+    // waits for them before it frees it), and the launch_*
     // function that built the launch checked that each region holds what the kernel indexes
     // for the sizes passed with it (the kernels guard every access by those sizes).
     unsafe { b.launch(cfg) }.map_err(be(l.kernel.name()))?;
@@ -1249,31 +1412,27 @@ fn enqueue(k: &Launcher, plan: &Plan, base: u64, rb: &mut RingBuf, job: &FrameJo
     // buffer (staging holds every input region, readback readback.bytes). Both host buffers
     // are left alone until this frame's `done` event completed: the buffer's lock is held by
     // this frame until its scoring thread, which waits for `done`, is through.
+    let at = |r: &Region| base + plan.device_offset(*r, rb.slot) as u64;
     unsafe {
         for r in &plan.zero {
-            result::memset_d8_async(base + r.off as u64, 0, r.bytes, st)
-                .map_err(be("cuMemsetD8Async"))?;
+            result::memset_d8_async(at(r), 0, r.bytes, st).map_err(be("cuMemsetD8Async"))?;
         }
         let mut off = 0;
         for (r, _) in &uploads {
             let src = rb.staging.slice(off, r.bytes);
-            result::memcpy_htod_async(base + r.off as u64, src, st).map_err(be("upload"))?;
+            result::memcpy_htod_async(at(r), src, st).map_err(be("upload"))?;
             off += r.bytes;
         }
     }
     for l in &plan.launches {
-        launch(k, base, l)?;
+        launch(k, plan, base, rb.slot, l)?;
     }
     let n = plan.readback.bytes;
     if n > 0 {
         // SAFETY: readback has exactly readback.bytes bytes; the region is in the arena.
         unsafe {
-            result::memcpy_dtoh_async(
-                rb.readback.slice_mut(0, n),
-                base + plan.readback.off as u64,
-                st,
-            )
-            .map_err(be("read back"))?;
+            result::memcpy_dtoh_async(rb.readback.slice_mut(0, n), at(&plan.readback), st)
+                .map_err(be("read back"))?;
         }
     }
     rb.done.record(&k.stream).map_err(be("cuEventRecord"))?;
@@ -1349,13 +1508,17 @@ impl CompanionGpu {
             self.finish_oldest();
         }
         self.frame = None;
-        let plan = Plan::new(geom);
+        let mut plan = Plan::new(geom);
+        // A diagnostic (tests, benchmarks): add every SSIM and MS-SSIM sum from the terms.
+        plan.host_sums = std::env::var("VMAFGPU_COMPANION_SUMS").as_deref() == Ok("host");
         for l in &plan.launches {
             check_launch(l, plan.arena)?;
         }
         let stream = &self.launcher.stream;
+        let staged: usize = plan.inputs.iter().flatten().map(|r| r.bytes).sum();
+        let ring = ring_len(staged + plan.readback.bytes, plan.slot_stride());
         let arena = stream
-            .alloc_zeros::<u8>(plan.arena)
+            .alloc_zeros::<u8>(plan.device_bytes(ring))
             .map_err(be("cuMemAlloc"))?;
         let base = {
             let (p, _sync) = arena.device_ptr(stream);
@@ -1369,14 +1532,14 @@ impl CompanionGpu {
             }
             .map_err(be("upload tables"))?;
         }
-        let staged: usize = plan.inputs.iter().flatten().map(|r| r.bytes).sum();
-        let readbacks = (0..ring_len(staged + plan.readback.bytes))
-            .map(|_| {
+        let readbacks = (0..ring)
+            .map(|slot| {
                 Ok(Arc::new(Mutex::new(RingBuf {
                     // Written by the host, read only by the GPU.
                     staging: super::Pinned::new(staged, true)?,
                     readback: super::Pinned::new(plan.readback.bytes, false)?,
                     done: self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
+                    slot,
                 })))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -1511,7 +1674,7 @@ impl CompanionGpu {
                 .map_err(be("cuEventRecord"))?;
             for _ in 0..reps.max(1) {
                 for l in f.plan.launches.iter().filter(|l| l.metric == m) {
-                    launch(&self.launcher, f.base, l)?;
+                    launch(&self.launcher, &f.plan, f.base, 0, l)?;
                 }
             }
             end.record(&self.launcher.stream)
