@@ -6,8 +6,9 @@
 // of both blocks (32-bit int, which no intermediate leaves for samples of up to 12 bits: see the
 // i64 test in psnr_hvs.rs), the float block statistics and masking in the C code's order, and
 // the block's 64 float terms. The plane's score is a sequential float sum over the blocks in
-// raster order; the host adds the terms read back from here in that order
-// (features::psnr_hvs::PlaneSum), so no floating-point sum is done here.
+// raster order (features::psnr_hvs::PlaneSum): hvs_chunk_sums, hvs_chunk_bands and hvs_seq
+// below compute that very sum, bit for bit (where they cannot, they say so and the host adds the
+// terms in order).
 //
 //   psnr_hvs_blocks(const u16 *r, const u16 *d, int w, int h, const float *csf,
 //                   const float *mask, float *terms)
@@ -139,4 +140,332 @@ psnr_hvs_blocks(const vg_u16 *__restrict__ r, const vg_u16 *__restrict__ d, int 
             const float cs = csf[i * 8 + j];
             out[i * 8 + j] = (err * cs) * (err * cs);
         }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plane's sequential float sum, on the GPU, bit for bit.
+//
+// calc_psnrhvs adds the 64 terms of each block, blocks in raster order, into one float `ret`
+// starting at 0. Every term is a square, so it is >= 0 (+0 included), and the partial sums only
+// grow. While the partial sum s lies in the binade [2^e, 2^(e+1)) (or below 2^-125, e = -126:
+// the subnormal grid), the floats there are the multiples of q = 2^(e-23), s = k q, and
+// fl(s + x) = (k + r) q with r = round(x / q) to nearest, as long as k + r <= 2^24 - 1 (the sum
+// stays in the binade) and x / q is not a tie (a fraction of exactly 1/2, which rounds to even
+// and so depends on k). Within a binade the float sum is therefore an integer sum of the
+// rounded terms, which blocks can compute in parallel; only the few steps that leave a binade,
+// and ties, need the float addition itself.
+//
+//   hvs_chunk_sums(const float *terms, int n, double *work)
+//       grid ceil(n / HVS_CHUNK): work[c] = the double sum of chunk c's terms (HVS_CHUNK terms,
+//       the last chunk shorter), a tree sum over the block; only a guide (see hvs_chunk_bands).
+//   hvs_chunk_bands(const float *terms, int n, double *work)
+//       grid ceil(n / HVS_CHUNK): for chunk c, the binades e = b_c + j, j < HVS_BANDS, with b_c
+//       placed below the binade of the chunk's starting sum as estimated from work[0..c)
+//       (any b_c is correct; a good one lets more chunks be added as integers). Writes, after
+//       the nch doubles of hvs_chunk_sums, HVS_ROW u64 per chunk: b_c (as a signed value),
+//       then per binade the sum of the rounded terms (each capped at 2^26), then per binade the
+//       number of ties, then a flag: 1 if a term is negative or not finite (the GPU sum then
+//       gives up and the host adds the terms).
+//   hvs_seq(const float *t0, const double *w0, int n0, ... t2, w2, n2, float *out)
+//       grid 3 (one block per plane): the sequential float sum of plane p's n_p terms, from the
+//       tables above; out[2p] = the sum, out[2p+1] = 1.0 where it is valid (0.0: the host adds
+//       the terms).
+
+#define HVS_PER_THREAD 8
+#define HVS_CHUNK (VG_BLOCK * HVS_PER_THREAD)
+#define HVS_BANDS 8
+#define HVS_BELOW 6
+#define HVS_ROW (2 + 2 * HVS_BANDS)
+#define HVS_RCAP (1ull << 26)
+#define HVS_KMAX ((1ull << 24) - 1)
+
+// The binade of s >= 0 (subnormals and zero: -126) and s / 2^(e-23).
+VG_INLINE int hvs_binade(float s, vg_u64 *k) {
+    const vg_u32 b = __float_as_uint(s);
+    const int ex = (int)((b >> 23) & 0xff);
+    const vg_u32 m = b & 0x7fffff;
+    if (ex == 0) {
+        *k = m;
+        return -126;
+    }
+    *k = (vg_u64)(m | 0x800000);
+    return ex - 127;
+}
+
+// x / 2^(e-23) rounded to nearest (x >= 0 finite), capped at HVS_RCAP; *tie when the fraction
+// is exactly 1/2.
+VG_INLINE vg_u64 hvs_round(float x, int e, bool *tie) {
+    const vg_u32 b = __float_as_uint(x);
+    const int ex = (int)((b >> 23) & 0xff);
+    vg_u64 m = b & 0x7fffff;
+    int ex2;  // x = m * 2^ex2
+    if (ex == 0) {
+        ex2 = -149;
+    } else {
+        m |= 0x800000;
+        ex2 = ex - 150;
+    }
+    *tie = false;
+    if (m == 0) return 0;
+    const int d = (e - 23) - ex2;
+    if (d <= 0) {
+        if (-d >= 3) return HVS_RCAP;  // m << 3 >= 2^26
+        const vg_u64 r = m << (-d);
+        return r > HVS_RCAP ? HVS_RCAP : r;
+    }
+    if (d > 25) return 0;  // m < 2^24 < 2^(d-1): below half a step
+    const vg_u64 rem = m & ((1ull << d) - 1), half = 1ull << (d - 1);
+    *tie = rem == half;
+    const vg_u64 r = (m >> d) + (rem > half ? 1 : 0);
+    return r > HVS_RCAP ? HVS_RCAP : r;
+}
+
+// k q as a float (k <= 2^24 - 1, exact).
+VG_INLINE float hvs_value(vg_u64 k, int e) { return ldexpf((float)k, e - 23); }
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+hvs_chunk_sums(const float *__restrict__ terms, int n, double *__restrict__ work) {
+    __shared__ double red[VG_BLOCK];
+    const int t = vg_tid();
+    const vg_i64 base = (vg_i64)blockIdx.x * HVS_CHUNK;
+    double v = 0.0;
+    for (int i = 0; i < HVS_PER_THREAD; ++i) {
+        const vg_i64 g = base + (vg_i64)i * VG_BLOCK + t;
+        if (g < n) v += (double)terms[g];
+    }
+    red[t] = v;
+    __syncthreads();
+    for (int st = VG_BLOCK / 2; st > 0; st >>= 1) {
+        if (t < st) red[t] += red[t + st];
+        __syncthreads();
+    }
+    if (t == 0) work[blockIdx.x] = red[0];
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+hvs_chunk_bands(const float *__restrict__ terms, int n, double *__restrict__ work) {
+    __shared__ double red[VG_BLOCK];
+    __shared__ vg_u64 ured[VG_BLOCK];
+    const int t = vg_tid();
+    const int nch = (n + HVS_CHUNK - 1) / HVS_CHUNK;
+    const int c = (int)blockIdx.x;
+    // The estimated start: the sum of the chunks before (a guide only).
+    double p = 0.0;
+    for (int i = t; i < c; i += VG_BLOCK) p += work[i];
+    red[t] = p;
+    __syncthreads();
+    for (int st = VG_BLOCK / 2; st > 0; st >>= 1) {
+        if (t < st) red[t] += red[t + st];
+        __syncthreads();
+    }
+    const double start = red[0];
+    int b = -126;
+    if (start > 0.0 && start < 3.0e38) {
+        vg_u64 k0;
+        b = hvs_binade((float)start, &k0) - HVS_BELOW;
+        if (b < -126) b = -126;
+    }
+    vg_u64 *row = (vg_u64 *)(work + nch) + (vg_i64)c * HVS_ROW;
+    float x[HVS_PER_THREAD];
+    vg_u64 bad = 0;
+    for (int i = 0; i < HVS_PER_THREAD; ++i) {
+        const vg_i64 g = (vg_i64)c * HVS_CHUNK + (vg_i64)i * VG_BLOCK + t;
+        x[i] = g < n ? terms[g] : 0.0f;
+        // Negative, infinite or NaN (a square is none of these).
+        if (!(x[i] >= 0.0f && x[i] <= 3.4028234663852886e38f)) bad = 1;
+    }
+    for (int j = 0; j < 2 * HVS_BANDS + 1; ++j) {
+        vg_u64 v = 0;
+        if (j < 2 * HVS_BANDS) {
+            const int e = b + (j % HVS_BANDS);
+            for (int i = 0; i < HVS_PER_THREAD; ++i) {
+                bool tie = false;
+                const vg_u64 r = hvs_round(x[i] >= 0.0f ? x[i] : 0.0f, e, &tie);
+                v += j < HVS_BANDS ? r : (tie ? 1 : 0);
+            }
+        } else {
+            v = bad;
+        }
+        ured[t] = v;
+        __syncthreads();
+        for (int st = VG_BLOCK / 2; st > 0; st >>= 1) {
+            if (t < st) ured[t] += ured[t + st];
+            __syncthreads();
+        }
+        if (t == 0) row[1 + j] = ured[0];
+        __syncthreads();
+    }
+    if (t == 0) row[0] = (vg_u64)(vg_i64)b;
+}
+
+// Inclusive scan of v over the block (Hillis-Steele through `s`); every thread must call it.
+VG_INLINE vg_u64 hvs_scan(vg_u64 v, vg_u64 *s) {
+    const int t = vg_tid();
+    s[t] = v;
+    __syncthreads();
+    for (int off = 1; off < VG_BLOCK; off <<= 1) {
+        const vg_u64 a = t >= off ? s[t - off] : 0;
+        __syncthreads();
+        s[t] += a;
+        __syncthreads();
+    }
+    const vg_u64 r = s[t];
+    __syncthreads();
+    return r;
+}
+
+// Minimum of v over the block; every thread must call it.
+VG_INLINE int hvs_min(int v, int *s) {
+    const int t = vg_tid();
+    s[t] = v;
+    __syncthreads();
+    for (int st = VG_BLOCK / 2; st > 0; st >>= 1) {
+        if (t < st && s[t + st] < s[t]) s[t] = s[t + st];
+        __syncthreads();
+    }
+    const int r = s[0];
+    __syncthreads();
+    return r;
+}
+
+// One plane's sum (all threads of the block; control flow depends only on values every thread
+// holds alike).
+VG_INLINE void hvs_seq_plane(const float *terms, const double *work, int n, float *out) {
+    __shared__ vg_u64 sc[VG_BLOCK];
+    __shared__ int mn[VG_BLOCK];
+    __shared__ float xs[HVS_CHUNK];
+    __shared__ vg_u64 incl_at[2];
+    const int t = vg_tid();
+    const int nch = (n + HVS_CHUNK - 1) / HVS_CHUNK;
+    const vg_u64 *rows = (const vg_u64 *)(work + nch);
+    float s = 0.0f;
+    int c = 0;
+    bool ok = true;
+    while (c < nch && ok) {
+        // Whole chunks c, c+1, ... (up to VG_BLOCK at a time) while they stay in s's binade.
+        {
+            vg_u64 k;
+            const int e = hvs_binade(s, &k);
+            const int cc = c + t;
+            bool valid = false;
+            vg_u64 r = 0;
+            if (cc < nch) {
+                const vg_u64 *row = rows + (vg_i64)cc * HVS_ROW;
+                const int j = e - (int)(vg_i64)row[0];
+                if (s == 0.0f) {
+                    // From 0 only chunks of zeros can be skipped (a first non-zero term is
+                    // added exactly, not rounded).
+                    valid = work[cc] == 0.0 && row[1 + 2 * HVS_BANDS] == 0;
+                } else if (j >= 0 && j < HVS_BANDS) {
+                    r = row[1 + j];
+                    valid = row[1 + HVS_BANDS + j] == 0 && row[1 + 2 * HVS_BANDS] == 0;
+                }
+            }
+            const vg_u64 incl = hvs_scan(valid ? r : 0, sc);
+            const bool go = cc < nch && valid && k + incl <= HVS_KMAX;
+            const int stop = hvs_min(go ? VG_BLOCK : t, mn);
+            // `stop` chunks can be added: the new sum is (k + incl[stop - 1]) q.
+            if (stop > 0) {
+                if (t == stop - 1) incl_at[0] = incl;
+                __syncthreads();
+                const vg_u64 add = incl_at[0];
+                __syncthreads();
+                if (s != 0.0f) s = hvs_value(k + add, e);
+                c += stop;
+                if (c >= nch) break;
+                if (stop == VG_BLOCK) continue;
+            }
+        }
+        // Chunk c term by term: runs of terms within a binade as integers, the step that
+        // leaves it (or a tie) as a float addition.
+        {
+            const vg_u64 *row = rows + (vg_i64)c * HVS_ROW;
+            if (row[1 + 2 * HVS_BANDS] != 0) {
+                ok = false;
+                break;
+            }
+            for (int i = 0; i < HVS_PER_THREAD; ++i) {
+                const vg_i64 g = (vg_i64)c * HVS_CHUNK + (vg_i64)t * HVS_PER_THREAD + i;
+                xs[t * HVS_PER_THREAD + i] = g < n ? terms[g] : 0.0f;
+            }
+            __syncthreads();
+            int pos = 0;
+            while (pos < HVS_CHUNK) {
+                if (s == 0.0f) {
+                    // The first non-zero term from pos: s becomes it exactly (0 + x = x).
+                    int first = HVS_CHUNK;
+                    for (int i = 0; i < HVS_PER_THREAD; ++i) {
+                        const int q = t * HVS_PER_THREAD + i;
+                        if (q >= pos && xs[q] != 0.0f && q < first) first = q;
+                    }
+                    first = hvs_min(first, mn);
+                    if (first == HVS_CHUNK) {
+                        pos = HVS_CHUNK;
+                    } else {
+                        s = xs[first];
+                        pos = first + 1;
+                    }
+                    continue;
+                }
+                vg_u64 k;
+                const int e = hvs_binade(s, &k);
+                // This thread's terms (from pos): rounded values, local prefix, first stop.
+                vg_u64 r[HVS_PER_THREAD];
+                bool tie[HVS_PER_THREAD];
+                vg_u64 mine = 0;
+                for (int i = 0; i < HVS_PER_THREAD; ++i) {
+                    const int q = t * HVS_PER_THREAD + i;
+                    tie[i] = false;
+                    r[i] = q >= pos ? hvs_round(xs[q], e, &tie[i]) : 0;
+                    mine += r[i];
+                }
+                const vg_u64 incl = hvs_scan(mine, sc);
+                vg_u64 run = k + (incl - mine);
+                int stop = HVS_CHUNK;
+                for (int i = 0; i < HVS_PER_THREAD; ++i) {
+                    const int q = t * HVS_PER_THREAD + i;
+                    if (q < pos) continue;
+                    if (tie[i] || run + r[i] > HVS_KMAX) {
+                        stop = q;
+                        break;
+                    }
+                    run += r[i];
+                }
+                // The first stop in the chunk; its owner publishes the sum before it.
+                const int first = hvs_min(stop, mn);
+                if (first == HVS_CHUNK) {
+                    if (t == VG_BLOCK - 1) incl_at[1] = k + incl;
+                } else if (stop == first) {
+                    incl_at[1] = run;
+                }
+                __syncthreads();
+                const vg_u64 before = incl_at[1];
+                __syncthreads();
+                s = hvs_value(before, e);
+                if (first == HVS_CHUNK) {
+                    pos = HVS_CHUNK;
+                } else {
+                    s = s + xs[first];  // the float addition itself
+                    pos = first + 1;
+                }
+            }
+            __syncthreads();
+            c += 1;
+        }
+    }
+    if (t == 0) {
+        out[0] = s;
+        out[1] = ok ? 1.0f : 0.0f;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+hvs_seq(const float *__restrict__ t0, const double *__restrict__ w0, int n0,
+        const float *__restrict__ t1, const double *__restrict__ w1, int n1,
+        const float *__restrict__ t2, const double *__restrict__ w2, int n2,
+        float *__restrict__ out) {
+    const int p = (int)blockIdx.x;
+    if (p == 0) hvs_seq_plane(t0, w0, n0, out);
+    else if (p == 1) hvs_seq_plane(t1, w1, n1, out + 2);
+    else hvs_seq_plane(t2, w2, n2, out + 4);
 }

@@ -28,7 +28,7 @@ use std::sync::{Arc, OnceLock};
 
 use gpu_content::Content;
 use gstvmafgpu::backend::cuda::companion::{
-    Geometry, KArg, Plan, Region, check_launch, ciede_bound,
+    Geometry, KArg, Kernel, Launch, Plan, Region, check_launch, ciede_bound,
 };
 use gstvmafgpu::backend::{
     ChromaPair, CompanionScores, Companions, FrameJob, compute_companions_cpu,
@@ -74,48 +74,34 @@ fn emulator() -> Option<&'static Path> {
     .as_deref()
 }
 
-/// Run the plan of `job` in the emulator; the scores from its read-back bytes (the SSIM and
-/// MS-SSIM terms, where needed, from its arena; with `host_sums` every such sum is added from
-/// them).
-/// Also says whether any terms were fetched.
-fn run_emulated(
+/// Run launches in the emulator on an arena of `arena` bytes (`zero` regions zeroed, `uploads`
+/// copied in first); the whole arena afterwards.
+fn emulate(
     exe: &Path,
-    job: &FrameJob,
-    host_sums: bool,
-) -> (gstvmafgpu::Result<CompanionScores>, bool) {
-    let mut plan = match Geometry::of(job) {
-        Ok(g) => Plan::new(g),
-        Err(e) => return (Err(e), false),
-    };
-    plan.host_sums = host_sums;
+    arena: usize,
+    zero: &[Region],
+    uploads: &[(Region, Vec<u8>)],
+    launches: &[Launch],
+) -> Vec<u8> {
     let mut input = Vec::new();
     let u32le = |v: &mut Vec<u8>, x: u32| v.extend_from_slice(&x.to_le_bytes());
     let u64le = |v: &mut Vec<u8>, x: u64| v.extend_from_slice(&x.to_le_bytes());
-    u64le(&mut input, plan.arena as u64);
-    u32le(&mut input, plan.zero.len() as u32);
-    for r in &plan.zero {
+    u64le(&mut input, arena as u64);
+    u32le(&mut input, zero.len() as u32);
+    for r in zero {
         u64le(&mut input, r.off as u64);
         u64le(&mut input, r.bytes as u64);
     }
-    let ups = plan.uploads(job);
-    u32le(&mut input, (plan.tables.len() + ups.len()) as u32);
-    for (r, bytes) in &plan.tables {
+    u32le(&mut input, uploads.len() as u32);
+    for (r, bytes) in uploads {
         assert_eq!(bytes.len(), r.bytes);
         u64le(&mut input, r.off as u64);
         u64le(&mut input, r.bytes as u64);
         input.extend_from_slice(bytes);
     }
-    for (r, data) in ups {
-        assert_eq!(data.len() * 2, r.bytes);
-        u64le(&mut input, r.off as u64);
-        u64le(&mut input, r.bytes as u64);
-        for v in data {
-            input.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    u32le(&mut input, plan.launches.len() as u32);
-    for l in &plan.launches {
-        check_launch(l, plan.arena).unwrap();
+    u32le(&mut input, launches.len() as u32);
+    for l in launches {
+        check_launch(l, arena).unwrap();
         let name = l.kernel.name();
         u32le(&mut input, name.len() as u32);
         input.extend_from_slice(name.as_bytes());
@@ -141,7 +127,7 @@ fn run_emulated(
     }
     // The whole arena back.
     u64le(&mut input, 0);
-    u64le(&mut input, plan.arena as u64);
+    u64le(&mut input, arena as u64);
 
     let mut child = Command::new(exe)
         .stdin(Stdio::piped())
@@ -158,8 +144,28 @@ fn run_emulated(
         "companion kernel emulator failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(out.stdout.len(), plan.arena);
-    let arena = &out.stdout;
+    assert_eq!(out.stdout.len(), arena);
+    out.stdout
+}
+
+/// Run the plan of `job` in the emulator; the scores from its read-back bytes (the terms, where
+/// needed, from its arena; with `host_sums` every SSIM, MS-SSIM and PSNR-HVS sum is added from
+/// them). Also says whether any terms were fetched.
+fn run_emulated(
+    exe: &Path,
+    job: &FrameJob,
+    host_sums: bool,
+) -> (gstvmafgpu::Result<CompanionScores>, bool) {
+    let mut plan = match Geometry::of(job) {
+        Ok(g) => Plan::new(g),
+        Err(e) => return (Err(e), false),
+    };
+    plan.host_sums = host_sums;
+    let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();
+    for (r, data) in plan.uploads(job) {
+        uploads.push((r, data.iter().flat_map(|v| v.to_le_bytes()).collect()));
+    }
+    let arena = emulate(exe, plan.arena, &plan.zero, &uploads, &plan.launches);
     let rb = &arena[plan.readback.off..plan.readback.off + plan.readback.bytes];
     let fetched = std::sync::atomic::AtomicBool::new(false);
     let fetch = |r: Region| -> gstvmafgpu::Result<Vec<u8>> {
@@ -217,7 +223,8 @@ fn compare(
     let Some(exe) = emulator() else { return };
     let mut bad = Vec::new();
     let mut n = 0;
-    // Frames with SSIM or MS-SSIM scores, and those of them finished from the bound alone.
+    // Frames with SSIM, MS-SSIM or PSNR-HVS scores, and those of them finished from the GPU's
+    // sums alone (no terms read).
     let mut bounded = (0, 0);
     let mut seed = 11;
     for &(w, h) in sizes {
@@ -228,7 +235,7 @@ fn compare(
                     let j = job(c, w, h, bpc, layout, what, seed);
                     let want = compute_companions_cpu(&j);
                     // Both ways of adding SSIM's sums: from the GPU's bound, from the terms.
-                    let sums = what.ssim || what.ms_ssim;
+                    let sums = what.ssim || what.ms_ssim || what.psnr_hvs;
                     for host_sums in [false, true] {
                         if host_sums && !sums {
                             continue;
@@ -255,14 +262,14 @@ fn compare(
         panic!("{} of {n} frames differ:\n{}", bad.len(), bad.join("\n"));
     }
     eprintln!(
-        "{n} frames: emulated companion kernels == CPU reference; SSIM sums from the bound \
-         alone in {} of {} frames",
+        "{n} frames: emulated companion kernels == CPU reference; sums from the GPU alone in {} \
+         of {} frames",
         bounded.0, bounded.1
     );
-    // The bound must decide most frames (else every frame reads its terms back).
+    // The GPU's sums must finish most frames (else every frame reads its terms back).
     assert!(
         bounded.0 * 4 >= bounded.1 * 3,
-        "the bound decided only {} of {} frames",
+        "the GPU's sums finished only {} of {} frames",
         bounded.0,
         bounded.1
     );
@@ -400,4 +407,138 @@ fn all_metrics_together() {
         psnr_hvs: true,
     };
     compare(all, &[(177, 180)], &[8, 10], &LAYOUTS[..3]);
+}
+
+/// The sequential float sum of PSNR-HVS on the GPU (kernels/psnr_hvs.cu hvs_chunk_sums,
+/// hvs_chunk_bands, hvs_seq) against `ret += x` in order, on term sequences chosen to leave the
+/// binade often, to tie, to stagnate (terms below half a step of the sum), to start with zeros
+/// or subnormals, and long enough to jump over many chunks. The sum must be valid (no negative
+/// terms here) and equal bit for bit.
+#[test]
+fn psnr_hvs_float_sum_equals_sequential() {
+    let Some(exe) = emulator() else { return };
+    // kernels/psnr_hvs.cu: HVS_CHUNK, HVS_ROW.
+    const CHUNK: usize = 2048;
+    const ROW: usize = 18;
+    let mut st = 0x2545f4914f6cdd1du64;
+    let mut rnd = move || {
+        st ^= st << 13;
+        st ^= st >> 7;
+        st ^= st << 17;
+        (st >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let mut cases: Vec<(String, Vec<f32>)> = Vec::new();
+    for n in [1usize, 2047, 2048, 2049, 70_001, 600_000] {
+        cases.push((format!("uniform {n}"), (0..n).map(|_| rnd()).collect()));
+        cases.push((format!("ones {n}"), vec![1.0; n]));
+        cases.push((format!("halves {n}"), vec![0.5; n]));
+        cases.push((
+            format!("zeros then squares {n}"),
+            (0..n)
+                .map(|i| {
+                    if i < n / 2 {
+                        0.0
+                    } else {
+                        let e = (rnd() * 300.0).floor() * 0.37;
+                        (e * 0.8) * (e * 0.8)
+                    }
+                })
+                .collect(),
+        ));
+        cases.push((
+            format!("subnormal then large {n}"),
+            (0..n)
+                .map(|i| {
+                    if i < n / 3 {
+                        f32::from_bits(1 + (i as u32 % 7))
+                    } else if i % 1000 == 0 {
+                        1e6 * rnd()
+                    } else {
+                        rnd() * 1e-3
+                    }
+                })
+                .collect(),
+        ));
+        cases.push((
+            format!("powers of two {n}"),
+            (0..n)
+                .map(|i| f32::from_bits(((100 + (i * 7) % 60) as u32) << 23))
+                .collect(),
+        ));
+        cases.push((
+            format!("rising {n}"),
+            (0..n).map(|i| (i as f32).sqrt() * rnd()).collect(),
+        ));
+    }
+    let mut bad = Vec::new();
+    for trio in cases.chunks(3) {
+        let mut a = 0usize;
+        let mut take = |bytes: usize| {
+            let off = a.next_multiple_of(256);
+            a = off + bytes.max(1);
+            Region { off, bytes }
+        };
+        let mut uploads = Vec::new();
+        let mut planes = Vec::new();
+        for (_, x) in trio {
+            let n = x.len();
+            let t = take(4 * n);
+            let w = take(8 * n.div_ceil(CHUNK) * (1 + ROW));
+            uploads.push((t, x.iter().flat_map(|v| v.to_le_bytes()).collect()));
+            planes.push((t, w, n));
+        }
+        // A third plane where the trio has two: run the first again.
+        while planes.len() < 3 {
+            planes.push(planes[0]);
+        }
+        let out = take(24);
+        let mut launches = Vec::new();
+        for kernel in [Kernel::HvsChunkSums, Kernel::HvsChunkBands] {
+            for &(t, w, n) in &planes {
+                launches.push(Launch {
+                    kernel,
+                    grid: (n.div_ceil(CHUNK) as u32, 1),
+                    args: vec![KArg::Ptr(t), KArg::I32(n as i32), KArg::Ptr(w)],
+                    metric: "psnr_hvs",
+                });
+            }
+        }
+        let mut args = Vec::new();
+        for &(t, w, n) in &planes {
+            args.extend([KArg::Ptr(t), KArg::Ptr(w), KArg::I32(n as i32)]);
+        }
+        args.push(KArg::Ptr(out));
+        launches.push(Launch {
+            kernel: Kernel::HvsSeq,
+            grid: (3, 1),
+            args,
+            metric: "psnr_hvs",
+        });
+        let arena = emulate(exe, a, &[], &uploads, &launches);
+        let f = |i: usize| {
+            f32::from_le_bytes(
+                arena[out.off + 4 * i..out.off + 4 * i + 4]
+                    .try_into()
+                    .unwrap(),
+            )
+        };
+        for (p, (name, x)) in trio.iter().enumerate() {
+            let mut want = 0f32;
+            for &v in x {
+                want += v;
+            }
+            let (got, valid) = (f(2 * p), f(2 * p + 1));
+            if valid != 1.0 || got.to_bits() != want.to_bits() {
+                bad.push(format!(
+                    "{name}: sequential {want:e}, GPU {got:e} (valid {valid})"
+                ));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} sums differ:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }

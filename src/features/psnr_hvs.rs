@@ -322,6 +322,15 @@ impl PlaneSum {
         self.pixels += 64;
     }
 
+    /// The sum of `blocks` blocks' terms added elsewhere in this order (the GPU's, bit for bit).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn from_sum(ret: f32, blocks: usize) -> PlaneSum {
+        PlaneSum {
+            ret,
+            pixels: (64 * blocks) as i32,
+        }
+    }
+
     /// The linear score (mean masked squared error, normalised by the peak squared).
     pub(crate) fn finish(self, bpc: u8) -> f64 {
         let mut ret = self.ret / self.pixels as f32;

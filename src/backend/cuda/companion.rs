@@ -18,8 +18,14 @@
 //!   results on the device and adds them in row-major order with the CPU's accumulator
 //!   (`ssim::SsimSums`). Either way the result is the CPU's bit for bit; the readback is the
 //!   per-block sums (~100 bytes per 256 pixels) instead of 20 bytes per pixel.
-//! - PSNR-HVS: one thread per 8x8 block (integer DCT, float masking); the host adds the 64 terms
-//!   per block in raster order (`psnr_hvs::PlaneSum`, a float sum), bit for bit.
+//! - PSNR-HVS: one thread per 8x8 block (integer DCT, float masking), 64 float terms per block;
+//!   libvmaf adds them in raster order into one float. The terms are never negative, so while
+//!   the partial sum stays in one binade the float additions are integer additions of the terms
+//!   rounded to that binade's step: chunks of terms are added as integers in parallel and only
+//!   the steps that leave a binade (about 25 per plane) or tie are float additions
+//!   (kernels/psnr_hvs.cu `hvs_seq`), giving the sequential float sum bit for bit. Where the
+//!   kernel cannot (a negative or non-finite term, which a square is not), the host reads the
+//!   plane's terms and adds them in order (`psnr_hvs::PlaneSum`).
 //! - CIEDE2000: per-pixel dE00 on the GPU, summed per block (tree) and the blocks' sums added by
 //!   the host in block order: not libvmaf's row-major order ([`ciede_bound`] bounds the effect,
 //!   3.2e-8 dB at 4K). The kernel also calls CUDA's pow/sin/cos/exp/atan2 (not glibc's), so the
@@ -92,6 +98,9 @@ pub enum Kernel {
     SsimHconv,
     SsimTerms,
     PsnrHvsBlocks,
+    HvsChunkSums,
+    HvsChunkBands,
+    HvsSeq,
     CiedePixels,
 }
 
@@ -104,13 +113,16 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 7] = [
+    pub const ALL: [Kernel; 10] = [
         Kernel::PsnrSse,
         Kernel::SsimLoad,
         Kernel::SsimDecimateLpf,
         Kernel::SsimHconv,
         Kernel::SsimTerms,
         Kernel::PsnrHvsBlocks,
+        Kernel::HvsChunkSums,
+        Kernel::HvsChunkBands,
+        Kernel::HvsSeq,
         Kernel::CiedePixels,
     ];
 
@@ -123,6 +135,9 @@ impl Kernel {
             Kernel::SsimHconv => "ssim_hconv",
             Kernel::SsimTerms => "ssim_terms",
             Kernel::PsnrHvsBlocks => "psnr_hvs_blocks",
+            Kernel::HvsChunkSums => "hvs_chunk_sums",
+            Kernel::HvsChunkBands => "hvs_chunk_bands",
+            Kernel::HvsSeq => "hvs_seq",
             Kernel::CiedePixels => "ciede_pixels",
         }
     }
@@ -137,6 +152,8 @@ impl Kernel {
             Kernel::SsimHconv => &[Ptr, Ptr, I32, I32, Ptr],
             Kernel::SsimTerms => &[Ptr, I32, I32, F32, F32, F32, Ptr, Ptr, Ptr, Ptr],
             Kernel::PsnrHvsBlocks => &[Ptr, Ptr, I32, I32, Ptr, Ptr, Ptr],
+            Kernel::HvsChunkSums | Kernel::HvsChunkBands => &[Ptr, I32, Ptr],
+            Kernel::HvsSeq => &[Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr],
             Kernel::CiedePixels => &[
                 Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr,
             ],
@@ -402,6 +419,54 @@ fn launch_psnr_hvs_blocks(
     }
 }
 
+/// `HVS_CHUNK` and `HVS_ROW` in kernels/psnr_hvs.cu: terms per chunk of the float-sum tables,
+/// and u64 per chunk in them.
+const HVS_CHUNK: usize = 2048;
+const HVS_ROW: usize = 18;
+
+/// Bytes of the tables of [`launch_hvs_chunk_sums`] / [`launch_hvs_chunk_bands`] for `n` terms:
+/// a double per chunk, then `HVS_ROW` u64 per chunk.
+fn hvs_work_bytes(n: usize) -> usize {
+    8 * n.div_ceil(HVS_CHUNK) * (1 + HVS_ROW)
+}
+
+/// `hvs_chunk_sums` / `hvs_chunk_bands`: `terms` holds `n` floats, `work` the tables
+/// ([`hvs_work_bytes`]); one block per chunk of `HVS_CHUNK` terms, reads below `n` only.
+fn launch_hvs_chunk(kernel: Kernel, terms: Region, n: usize, work: Region) -> Launch {
+    assert!(matches!(
+        kernel,
+        Kernel::HvsChunkSums | Kernel::HvsChunkBands
+    ));
+    assert!(n > 0);
+    need(terms, 4 * n, "hvs terms");
+    need(work, hvs_work_bytes(n), "hvs work");
+    Launch {
+        kernel,
+        grid: (n.div_ceil(HVS_CHUNK) as u32, 1),
+        args: vec![KArg::Ptr(terms), KArg::I32(i32_of(n)), KArg::Ptr(work)],
+        metric: "psnr_hvs",
+    }
+}
+
+/// `hvs_seq`: per plane `(terms, work, n)` as for [`launch_hvs_chunk`] (after both), `out`
+/// receives 6 floats (per plane the sum and its validity). One block per plane.
+fn launch_hvs_seq(planes: [(Region, Region, usize); 3], out: Region) -> Launch {
+    need(out, 24, "hvs_seq out");
+    let mut args = Vec::new();
+    for (terms, work, n) in planes {
+        need(terms, 4 * n, "hvs_seq terms");
+        need(work, hvs_work_bytes(n), "hvs_seq work");
+        args.extend([KArg::Ptr(terms), KArg::Ptr(work), KArg::I32(i32_of(n))]);
+    }
+    args.push(KArg::Ptr(out));
+    Launch {
+        kernel: Kernel::HvsSeq,
+        grid: (3, 1),
+        args,
+        metric: "psnr_hvs",
+    }
+}
+
 /// `ciede_pixels`: `r`, `d` are the Y, Cb, Cr regions of each side (luma `w` x `h`, chroma
 /// `cw` x `ch`, u16); `part` receives one double per block of [`BLOCK`] pixels. Chroma reads are at
 /// `(min(x / fx, cw - 1), min(y / fy, ch - 1))`, inside the chroma plane.
@@ -452,8 +517,9 @@ const SSIM_PARTS: usize = 12;
 /// Additions a term passes through in a block's tree sum (log2 of [`BLOCK`]).
 const TREE_STEPS: usize = BLOCK.trailing_zeros() as usize;
 
-/// Frames whose SSIM or MS-SSIM sums the bound did not decide (so that their terms were read
-/// back and added on the host), since the process started: a diagnostic for benchmarks.
+/// Sums the GPU did not finish (SSIM or MS-SSIM images whose bound did not decide, PSNR-HVS
+/// planes whose GPU sum gave up), so that their terms were read back and added on the host,
+/// since the process started: a diagnostic for tests and benchmarks.
 pub static HOST_SUMMED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Reads a region of a frame's device results (the frame's own slot) into host memory.
@@ -572,15 +638,16 @@ pub struct Plan {
     ssim: Option<Terms>,
     /// MS-SSIM: the per-pixel terms of each level, `None` where libvmaf refuses the size.
     ms_ssim: Option<[Terms; ms_ssim::SCALES]>,
-    /// PSNR-HVS: per plane, the 64 terms of each block (`None` where libvmaf refuses).
-    psnr_hvs: Option<[Region; 3]>,
+    /// PSNR-HVS (`None` where libvmaf refuses): per plane the 64 terms of each block (on the
+    /// device) and the number of blocks, and the GPU's float sums (read back).
+    psnr_hvs: Option<([Region; 3], [usize; 3], Region)>,
     /// CIEDE2000: the per-block sums (`blocks` doubles) and the chroma factors (`None` where
     /// libvmaf refuses).
     ciede: Option<(Region, usize, (usize, usize))>,
     /// Constant tables to upload once per geometry (before the first frame): (region, bytes).
     pub tables: Vec<(Region, Vec<u8>)>,
-    /// Add every SSIM and MS-SSIM sum on the host from the terms, whatever the bound says (a
-    /// test hook: the path that the bound leaves to rare frames).
+    /// Add every SSIM, MS-SSIM and PSNR-HVS sum on the host from the terms, whatever the GPU's
+    /// sums say (a test hook: the path that the GPU leaves to rare frames).
     pub host_sums: bool,
 }
 
@@ -656,6 +723,16 @@ impl Plan {
             Vec::new()
         };
         let hvs_tables = hvs_ok.then(|| [0, 1, 2].map(|_| (a.take(256), a.take(256))));
+        let hvs_blocks = [0, 1, 2].map(|p| {
+            let (pw, ph) = geom.plane(p);
+            if hvs_ok {
+                let (bx, by) = psnr_hvs::block_grid(pw, ph);
+                bx * by
+            } else {
+                0
+            }
+        });
+        let hvs_work = hvs_ok.then(|| hvs_blocks.map(|b| a.take(hvs_work_bytes(64 * b))));
 
         // The frame's results: what is read back, then the terms that stay on the device.
         let results_off = a.bytes.next_multiple_of(256);
@@ -674,12 +751,7 @@ impl Plan {
             let b = blocks(w * h, BLOCK as usize) as usize;
             (a.take(8 * b), b, f)
         });
-        let hvs_terms = hvs_ok.then(|| {
-            [0, 1, 2].map(|p| {
-                let (bx, by) = psnr_hvs::block_grid(geom.plane(p).0, geom.plane(p).1);
-                a.take(4 * 64 * bx * by)
-            })
-        });
+        let hvs_out = hvs_ok.then(|| a.take(24));
         let readback = Region {
             off: results_off,
             bytes: a.bytes.max(results_off) - results_off,
@@ -701,6 +773,7 @@ impl Plan {
                 t
             })
         });
+        let hvs_terms = hvs_ok.then(|| hvs_blocks.map(|b| a.take(4 * 64 * b)));
         let results = Region {
             off: results_off,
             bytes: a.bytes.max(results_off) - results_off,
@@ -786,7 +859,9 @@ impl Plan {
             ));
         }
         let mut tables = Vec::new();
-        if let (Some(ts), Some(tabs)) = (hvs_terms, hvs_tables) {
+        if let (Some(ts), Some(tabs), Some(work), Some(out)) =
+            (hvs_terms, hvs_tables, hvs_work, hvs_out)
+        {
             for (p, (&t, &(rc, rm))) in ts.iter().zip(&tabs).enumerate() {
                 let csf = psnr_hvs::csf(p);
                 let mask = psnr_hvs::mask_table(csf);
@@ -803,6 +878,17 @@ impl Plan {
                     t,
                 ));
             }
+            // The planes' float sums on the GPU (kernels/psnr_hvs.cu).
+            let n = hvs_blocks.map(|b| 64 * b);
+            for kernel in [Kernel::HvsChunkSums, Kernel::HvsChunkBands] {
+                for p in 0..3 {
+                    launches.push(launch_hvs_chunk(kernel, ts[p], n[p], work[p]));
+                }
+            }
+            launches.push(launch_hvs_seq(
+                [0, 1, 2].map(|p| (ts[p], work[p], n[p])),
+                out,
+            ));
         }
         Plan {
             geom,
@@ -815,7 +901,7 @@ impl Plan {
             psnr,
             ssim: ssim_terms,
             ms_ssim: ms_terms,
-            psnr_hvs: hvs_terms,
+            psnr_hvs: hvs_terms.zip(hvs_out).map(|(t, o)| (t, hvs_blocks, o)),
             ciede: ciede_part,
             tables,
             host_sums: false,
@@ -877,8 +963,8 @@ impl Plan {
     ///
     /// Every metric's checks run first, in the CPU's order (so a job two metrics refuse fails
     /// with the CPU's error); then the sums, each independent of the others: PSNR, SSIM,
-    /// MS-SSIM and CIEDE2000 from the GPU's sums on the calling thread, each PSNR-HVS plane's
-    /// ordered sum on a scoped thread of its own.
+    /// MS-SSIM, CIEDE2000 and PSNR-HVS from the GPU's sums on the calling thread, a PSNR-HVS
+    /// plane whose GPU sum gave up added in order on a scoped thread of its own.
     pub fn scores(&self, job: &FrameJob, rb: &[u8], fetch: &Fetch<'_>) -> Result<CompanionScores> {
         if rb.len() < self.readback.bytes {
             return Err(Error::Backend(format!(
@@ -931,6 +1017,7 @@ impl Plan {
             Hvs(usize, f64),
         }
         let mut tasks: Vec<Task<'_, Result<Part>>> = Vec::new();
+        let mut hvs_direct = [None; 3];
         let (rpr, dpr) = (&rp, &dp);
         tasks.push(Box::new(move || {
             let mut out = CompanionScores::default();
@@ -975,11 +1062,21 @@ impl Plan {
             }
             Ok(Part::Light(Box::new(out)))
         }));
-        if let Some(ts) = hvs_terms {
+        if let Some((ts, nb, out)) = hvs_terms {
+            let sums = self.bytes(rb, out);
+            let f = |i: usize| f32::from_le_bytes(sums[4 * i..4 * i + 4].try_into().expect("4"));
             for (p, t) in ts.into_iter().enumerate() {
+                // The GPU's sum where it is valid (1.0), else the terms added here in order.
+                if f(2 * p + 1) == 1.0 && !self.host_sums {
+                    let sum = psnr_hvs::PlaneSum::from_sum(f(2 * p), nb[p]);
+                    hvs_direct[p] = Some(sum.finish(self.geom.bpc));
+                    continue;
+                }
                 tasks.push(Box::new(move || {
+                    HOST_SUMMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let terms = fetch(t)?;
                     let mut sum = psnr_hvs::PlaneSum::default();
-                    for block in self.bytes(rb, t).chunks_exact(4 * 64) {
+                    for block in terms.chunks_exact(4 * 64).take(nb[p]) {
                         sum.add_block(
                             block
                                 .chunks_exact(4)
@@ -992,7 +1089,7 @@ impl Plan {
         }
 
         let mut out = CompanionScores::default();
-        let mut hvs = [0f64; 3];
+        let mut hvs = hvs_direct.map(|v| v.unwrap_or(0.0));
         for part in run_parallel(tasks)? {
             match part? {
                 Part::Light(v) => out = *v,
@@ -1509,7 +1606,8 @@ impl CompanionGpu {
         }
         self.frame = None;
         let mut plan = Plan::new(geom);
-        // A diagnostic (tests, benchmarks): add every SSIM and MS-SSIM sum from the terms.
+        // A diagnostic (tests, benchmarks): add every SSIM, MS-SSIM and PSNR-HVS sum from the
+        // terms.
         plan.host_sums = std::env::var("VMAFGPU_COMPANION_SUMS").as_deref() == Ok("host");
         for l in &plan.launches {
             check_launch(l, plan.arena)?;
