@@ -612,11 +612,14 @@ impl Arena {
 
 /// What a frame runs on the GPU: the arena's regions and the launch list.
 ///
-/// The arena holds, in this order, what every frame shares (inputs, scratch, constant tables)
-/// and the frame's results (`results`: what is read back, then the SSIM terms that stay on the
-/// device). A GPU with several frames in flight gives each its own copy of the results
-/// ([`Plan::device_offset`]), so that a frame's terms are still there when its scores are
-/// computed; a plan run alone (slot 0) is exactly `arena` bytes.
+/// The arena holds, in this order, what every frame shares (each metric's scratch, constant
+/// tables) and the frame's own part (`results`: what is read back, then the frame's planes,
+/// then the per-pixel terms that stay on the device). A GPU with several frames in flight gives
+/// each its own copy of that part ([`Plan::device_offset`]), so that a frame's planes can be
+/// uploaded while the previous frame's kernels run and its terms are still there when its
+/// scores are computed; a plan run alone (slot 0) is exactly `arena` bytes. A metric's
+/// launches only touch its own scratch, the planes, the tables and its results, so the metrics
+/// may run at once.
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub geom: Geometry,
@@ -694,25 +697,11 @@ impl Plan {
             need_plane = [true; 3];
         }
 
-        // Shared by every frame: inputs, scratch, tables.
-        let mut inputs = [None; 6];
-        for p in 0..3 {
-            if need_plane[p] {
-                let (pw, ph) = geom.plane(p);
-                inputs[p] = Some(a.take(2 * pw * ph));
-                inputs[3 + p] = Some(a.take(2 * pw * ph));
-            }
-        }
-        // The horizontal-pass scratch, shared by SSIM and the MS-SSIM levels (launches run in
-        // order on one stream).
-        let mut hc_bytes = 0;
-        if let Some((_, sw, sh)) = ssim_geom {
-            hc_bytes = 4 * 5 * (sw - 10) * sh;
-        }
-        if ms_ok {
-            hc_bytes = hc_bytes.max(4 * 5 * (w - 10) * h);
-        }
-        let hc = a.take(hc_bytes);
+        // Shared by every frame: scratch and tables, each used by one metric's launches (which
+        // run in order on that metric's stream).
+        // The horizontal-pass scratch of SSIM, and of the MS-SSIM levels.
+        let hc_ssim = ssim_geom.map(|(_, sw, sh)| a.take(4 * 5 * (sw - 10) * sh));
+        let hc_ms = ms_ok.then(|| a.take(4 * 5 * (w - 10) * h));
         let ssim_scaled = ssim_geom.map(|(_, sw, sh)| (a.take(4 * sw * sh), a.take(4 * sw * sh)));
         let pyr: Vec<(Region, Region)> = if ms_ok {
             levels
@@ -756,6 +745,16 @@ impl Plan {
             off: results_off,
             bytes: a.bytes.max(results_off) - results_off,
         };
+        // The frame's planes (each frame in flight its own, so that the next frame's upload
+        // need not wait for this frame's kernels).
+        let mut inputs = [None; 6];
+        for p in 0..3 {
+            if need_plane[p] {
+                let (pw, ph) = geom.plane(p);
+                inputs[p] = Some(a.take(2 * pw * ph));
+                inputs[3 + p] = Some(a.take(2 * pw * ph));
+            }
+        }
         let terms = |a: &mut Arena, n: usize, part: Region| Terms {
             l: a.take(8 * n),
             c: a.take(8 * n),
@@ -808,6 +807,7 @@ impl Plan {
                     dst,
                 ));
             }
+            let hc = hc_ssim.expect("with SSIM");
             launches.push(launch_ssim_hconv("ssim", fr, fd, (sw, sh), hc));
             launches.push(launch_ssim_terms("ssim", hc, (sw - 10, sh), t));
         }
@@ -835,6 +835,7 @@ impl Plan {
                     pyr[i].1,
                 ));
             }
+            let hc = hc_ms.expect("with MS-SSIM");
             for i in 0..ms_ssim::SCALES {
                 let (lw, lh) = levels[i];
                 launches.push(launch_ssim_hconv(
@@ -1278,6 +1279,9 @@ pub fn ring_len(pinned: usize, device: usize) -> usize {
 struct RingBuf {
     staging: super::Pinned,
     readback: super::Pinned,
+    /// Recorded after the frame's uploads, and after each metric's kernels.
+    up: CudaEvent,
+    metric: Vec<CudaEvent>,
     done: CudaEvent,
     /// Which copy of the plan's results the frame uses ([`Plan::device_offset`]).
     slot: usize,
@@ -1329,9 +1333,26 @@ struct Feed {
     outcome: Arc<Outcome>,
 }
 
-/// What the feeder launches with (the worker's stream and kernels).
+/// The metrics, in the order of [`Launcher::metric`]'s streams ([`Launch::metric`]).
+const METRICS: [&str; 5] = ["psnr", "ssim", "ms_ssim", "ciede", "psnr_hvs"];
+
+fn metric_index(m: &str) -> usize {
+    METRICS
+        .iter()
+        .position(|x| *x == m)
+        .expect("every launch names one of METRICS")
+}
+
+/// What the feeder launches with: the kernels and the streams. A frame's uploads go on
+/// `stream`, each metric's kernels on its own stream (after the upload; the metrics of a frame
+/// run at once, and each metric's shared scratch is used in frame order), and the readback on
+/// `readback` after every metric's kernels. Each frame has its own planes and results on the
+/// device ([`Plan::device_offset`]), so the next frame's upload need not wait for this frame's
+/// kernels.
 struct Launcher {
     stream: Arc<CudaStream>,
+    metric: Vec<Arc<CudaStream>>,
+    readback: Arc<CudaStream>,
     funcs: Vec<CudaFunction>,
 }
 
@@ -1395,7 +1416,7 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
                 if r.is_err() {
                     // What was queued may still run: let it finish before the buffers are
                     // reused.
-                    let _ = launcher.stream.synchronize();
+                    let _ = ctx.synchronize();
                 }
                 r
             }
@@ -1452,8 +1473,15 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
     }
 }
 
-/// Queue one launch on the stream, for the frame in `slot`.
-fn launch(k: &Launcher, plan: &Plan, base: u64, slot: usize, l: &Launch) -> Result<()> {
+/// Queue one launch on `stream`, for the frame in `slot`.
+fn launch(
+    k: &Launcher,
+    stream: &CudaStream,
+    plan: &Plan,
+    base: u64,
+    slot: usize,
+    l: &Launch,
+) -> Result<()> {
     let ptrs: Vec<u64> = l
         .args
         .iter()
@@ -1462,7 +1490,7 @@ fn launch(k: &Launcher, plan: &Plan, base: u64, slot: usize, l: &Launch) -> Resu
             _ => 0,
         })
         .collect();
-    let mut b = k.stream.launch_builder(&k.funcs[l.kernel as usize]);
+    let mut b = stream.launch_builder(&k.funcs[l.kernel as usize]);
     for (a, p) in l.args.iter().zip(&ptrs) {
         match a {
             KArg::Ptr(_) => b.arg(p),
@@ -1521,22 +1549,48 @@ fn enqueue(k: &Launcher, plan: &Plan, base: u64, rb: &mut RingBuf, job: &FrameJo
             off += r.bytes;
         }
     }
+    let ev = be("cuEventRecord");
+    rb.up.record(&k.stream).map_err(be("cuEventRecord"))?;
+    let mut used = [false; METRICS.len()];
     for l in &plan.launches {
-        launch(k, plan, base, rb.slot, l)?;
+        used[metric_index(l.metric)] = true;
+    }
+    for (i, s) in k.metric.iter().enumerate() {
+        if used[i] {
+            s.wait(&rb.up).map_err(be("cuStreamWaitEvent"))?;
+        }
+    }
+    for l in &plan.launches {
+        let i = metric_index(l.metric);
+        launch(k, &k.metric[i], plan, base, rb.slot, l)?;
+    }
+    k.readback.wait(&rb.up).map_err(be("cuStreamWaitEvent"))?;
+    for (i, s) in k.metric.iter().enumerate() {
+        if used[i] {
+            rb.metric[i].record(s).map_err(be("cuEventRecord"))?;
+            k.readback
+                .wait(&rb.metric[i])
+                .map_err(be("cuStreamWaitEvent"))?;
+        }
     }
     let n = plan.readback.bytes;
     if n > 0 {
-        // SAFETY: readback has exactly readback.bytes bytes; the region is in the arena.
+        // SAFETY: readback has exactly readback.bytes bytes; the region is in the arena; the
+        // readback stream waits for every kernel of the frame (the events above).
         unsafe {
-            result::memcpy_dtoh_async(rb.readback.slice_mut(0, n), at(&plan.readback), st)
-                .map_err(be("read back"))?;
+            result::memcpy_dtoh_async(
+                rb.readback.slice_mut(0, n),
+                at(&plan.readback),
+                k.readback.cu_stream(),
+            )
+            .map_err(be("read back"))?;
         }
     }
-    rb.done.record(&k.stream).map_err(be("cuEventRecord"))?;
+    rb.done.record(&k.readback).map_err(ev)?;
     Ok(())
 }
 
-/// The companion metrics on one CUDA context: its own stream, kernels and buffers (allocated
+/// The companion metrics on one CUDA context: their own streams, kernels and buffers (allocated
 /// once per geometry, reused for every frame of that geometry).
 ///
 /// Frames are pipelined: [`CompanionGpu::submit`] hands a frame to the feeder thread, which
@@ -1544,9 +1598,9 @@ fn enqueue(k: &Launcher, plan: &Plan, base: u64, rb: &mut RingBuf, job: &FrameJo
 /// and starts a thread that waits for the readback and does the host's ordered sums; submit
 /// returns a ticket at once, and [`CompanionGpu::take`] waits for that frame's scores. The
 /// caller (the backend's worker) thus spends no time per frame on the companion metrics, the
-/// GPU works on later frames meanwhile (one stream and one arena: the stream orders a frame's
-/// kernels after the previous frame's readback), and the sums of up to [`ring_len`] frames
-/// run at once.
+/// GPU works on later frames meanwhile (uploads, each metric's kernels and readbacks on
+/// streams of their own, ordered by events: see [`Launcher`]), and the scores of up to
+/// [`ring_len`] frames are finished at once.
 pub struct CompanionGpu {
     ctx: Arc<CudaContext>,
     launcher: Arc<Launcher>,
@@ -1574,8 +1628,16 @@ impl CompanionGpu {
             .iter()
             .map(|k| module.load_function(k.name()).map_err(be(k.name())))
             .collect::<Result<Vec<_>>>()?;
-        let stream = ctx.new_stream().map_err(be("cuStreamCreate"))?;
-        let launcher = Arc::new(Launcher { stream, funcs });
+        let new_stream = || ctx.new_stream().map_err(be("cuStreamCreate"));
+        let launcher = Arc::new(Launcher {
+            stream: new_stream()?,
+            metric: METRICS
+                .iter()
+                .map(|_| new_stream())
+                .collect::<Result<_>>()?,
+            readback: new_stream()?,
+            funcs,
+        });
         let (tx, rx) = std::sync::mpsc::channel();
         let (c, l) = (Arc::clone(ctx), Arc::clone(&launcher));
         let feeder_thread = std::thread::Builder::new()
@@ -1636,6 +1698,11 @@ impl CompanionGpu {
                     // Written by the host, read only by the GPU.
                     staging: super::Pinned::new(staged, true)?,
                     readback: super::Pinned::new(plan.readback.bytes, false)?,
+                    up: self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
+                    metric: METRICS
+                        .iter()
+                        .map(|_| self.ctx.new_event(None).map_err(be("cuEventCreate")))
+                        .collect::<Result<_>>()?,
                     done: self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
                     slot,
                 })))
@@ -1732,7 +1799,7 @@ impl CompanionGpu {
         while !self.pending.is_empty() {
             self.finish_oldest();
         }
-        let _ = self.launcher.stream.synchronize();
+        let _ = self.ctx.synchronize();
         self.finished.clear();
     }
 
@@ -1772,7 +1839,7 @@ impl CompanionGpu {
                 .map_err(be("cuEventRecord"))?;
             for _ in 0..reps.max(1) {
                 for l in f.plan.launches.iter().filter(|l| l.metric == m) {
-                    launch(&self.launcher, &f.plan, f.base, 0, l)?;
+                    launch(&self.launcher, &self.launcher.stream, &f.plan, f.base, 0, l)?;
                 }
             }
             end.record(&self.launcher.stream)
