@@ -3,6 +3,9 @@
 // The host turns the SSE into dB (features::psnr::psnr_from_sse), so the GPU only has to
 // produce the exact integer.
 //
+//   widen_u8(const u8 *src, int n, u16 *dst)
+//       grid ceil(n / VG_BLOCK): dst[i] = src[i] for i < n. 8-bit planes are uploaded as bytes
+//       (half the transfer) and widened here for the kernels, which read u16 samples.
 //   psnr_sse(const u16 *r, const u16 *d, int n, u64 *sse)
 //       grid ceil(n / (VG_BLOCK * PSNR_ITEMS)) x 1, VG_BLOCK threads; adds
 //       sum_{i < n} (r[i] - d[i])^2 to *sse. r and d hold n samples (a compact plane).
@@ -33,4 +36,10 @@ psnr_sse(const vg_u16 *__restrict__ r, const vg_u16 *__restrict__ d, int n,
         }
     }
     vg_block_sum_atomic(acc, red, sse);
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+widen_u8(const vg_u8 *__restrict__ src, int n, vg_u16 *__restrict__ dst) {
+    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
+    if (i < n) dst[i] = (vg_u16)src[i];
 }

@@ -163,9 +163,16 @@ fn run_emulated(
     plan.host_sums = host_sums;
     let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();
     for (r, data) in plan.uploads(job) {
-        uploads.push((r, data.iter().flat_map(|v| v.to_le_bytes()).collect()));
+        let bytes = if plan.narrow {
+            // 8-bit samples as bytes (the host's narrowing; widen_u8 restores them).
+            data.iter().map(|&v| u8::try_from(v).unwrap()).collect()
+        } else {
+            data.iter().flat_map(|v| v.to_le_bytes()).collect()
+        };
+        uploads.push((r, bytes));
     }
-    let arena = emulate(exe, plan.arena, &plan.zero, &uploads, &plan.launches);
+    let launches: Vec<Launch> = plan.prep.iter().chain(&plan.launches).cloned().collect();
+    let arena = emulate(exe, plan.arena, &plan.zero, &uploads, &launches);
     let rb = &arena[plan.readback.off..plan.readback.off + plan.readback.bytes];
     let fetched = std::sync::atomic::AtomicBool::new(false);
     let fetch = |r: Region| -> gstvmafgpu::Result<Vec<u8>> {

@@ -102,6 +102,7 @@ pub enum Kernel {
     HvsChunkBands,
     HvsSeq,
     CiedePixels,
+    WidenU8,
 }
 
 /// The C type of a kernel parameter.
@@ -113,7 +114,7 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 10] = [
+    pub const ALL: [Kernel; 11] = [
         Kernel::PsnrSse,
         Kernel::SsimLoad,
         Kernel::SsimDecimateLpf,
@@ -124,6 +125,7 @@ impl Kernel {
         Kernel::HvsChunkBands,
         Kernel::HvsSeq,
         Kernel::CiedePixels,
+        Kernel::WidenU8,
     ];
 
     /// The `extern "C"` name.
@@ -139,6 +141,7 @@ impl Kernel {
             Kernel::HvsChunkBands => "hvs_chunk_bands",
             Kernel::HvsSeq => "hvs_seq",
             Kernel::CiedePixels => "ciede_pixels",
+            Kernel::WidenU8 => "widen_u8",
         }
     }
 
@@ -152,7 +155,7 @@ impl Kernel {
             Kernel::SsimHconv => &[Ptr, Ptr, I32, I32, Ptr],
             Kernel::SsimTerms => &[Ptr, I32, I32, F32, F32, F32, Ptr, Ptr, Ptr, Ptr],
             Kernel::PsnrHvsBlocks => &[Ptr, Ptr, I32, I32, Ptr, Ptr, Ptr],
-            Kernel::HvsChunkSums | Kernel::HvsChunkBands => &[Ptr, I32, Ptr],
+            Kernel::HvsChunkSums | Kernel::HvsChunkBands | Kernel::WidenU8 => &[Ptr, I32, Ptr],
             Kernel::HvsSeq => &[Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr],
             Kernel::CiedePixels => &[
                 Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr,
@@ -256,6 +259,19 @@ fn launch_psnr_sse(r: Region, d: Region, n: usize, out: Region) -> Launch {
             KArg::Ptr(out),
         ],
         metric: "psnr",
+    }
+}
+
+/// `widen_u8`: `src` holds `n` bytes, `dst` receives `n` u16; reads and writes below `n` only.
+fn launch_widen_u8(src: Region, n: usize, dst: Region) -> Launch {
+    need(src, n, "widen_u8 src");
+    need(dst, 2 * n, "widen_u8 dst");
+    assert!(n > 0);
+    Launch {
+        kernel: Kernel::WidenU8,
+        grid: (blocks(n, BLOCK as usize), 1),
+        args: vec![KArg::Ptr(src), KArg::I32(i32_of(n)), KArg::Ptr(dst)],
+        metric: "upload",
     }
 }
 
@@ -628,6 +644,12 @@ pub struct Plan {
     /// Where the job's planes go, as u16: reference Y, Cb, Cr, then distorted Y, Cb, Cr
     /// (`None` for planes the plan does not read).
     pub inputs: [Option<Region>; 6],
+    /// Where the planes are uploaded: `inputs` themselves, or for 8-bit planes (`narrow`) byte
+    /// regions that `prep` widens into `inputs`.
+    pub staged: [Option<Region>; 6],
+    pub narrow: bool,
+    /// Launches on the upload stream after the uploads, before the metrics' launches.
+    pub prep: Vec<Launch>,
     /// Regions to zero before the launches (accumulators).
     pub zero: Vec<Region>,
     pub launches: Vec<Launch>,
@@ -755,6 +777,19 @@ impl Plan {
                 inputs[3 + p] = Some(a.take(2 * pw * ph));
             }
         }
+        let narrow = geom.bpc == 8;
+        let mut prep = Vec::new();
+        let staged = inputs.map(|r| {
+            r.map(|r| {
+                if narrow {
+                    let b = a.take(r.bytes / 2);
+                    prep.push(launch_widen_u8(b, r.bytes / 2, r));
+                    b
+                } else {
+                    r
+                }
+            })
+        });
         let terms = |a: &mut Arena, n: usize, part: Region| Terms {
             l: a.take(8 * n),
             c: a.take(8 * n),
@@ -895,6 +930,9 @@ impl Plan {
             geom,
             arena: a.bytes.max(256),
             inputs,
+            staged,
+            narrow,
+            prep,
             zero,
             launches,
             results,
@@ -929,10 +967,12 @@ impl Plan {
         }
     }
 
-    /// The planes of `job` to upload: (region, samples).
+    /// The planes of `job` to upload: (region, samples), the samples as bytes in the region
+    /// where the plan is `narrow`, else as little-endian u16.
     pub fn uploads<'a>(&self, job: &'a FrameJob) -> Vec<(Region, &'a [u16])> {
         let mut out = Vec::new();
-        for (i, r) in self.inputs.iter().enumerate() {
+        let per = if self.narrow { 1 } else { 2 };
+        for (i, r) in self.staged.iter().enumerate() {
             let Some(r) = r else { continue };
             let (side, p) = (i / 3, i % 3);
             let plane: &OwnedPlane = match (side, p, &job.chroma) {
@@ -942,7 +982,7 @@ impl Plan {
                 (_, _, Some(c)) => &c.distorted[p - 1],
                 _ => unreachable!("plan names chroma of a job without chroma"),
             };
-            out.push((*r, &plane.data[..r.bytes / 2]));
+            out.push((*r, &plane.data[..r.bytes / per]));
         }
         out
     }
@@ -1528,8 +1568,9 @@ fn enqueue(k: &Launcher, plan: &Plan, base: u64, rb: &mut RingBuf, job: &FrameJo
         let (dst, tail) = std::mem::take(&mut rest).split_at_mut(r.bytes);
         rest = tail;
         let data: &[u16] = data;
-        // Little-endian u16 samples: a plain copy on x86 (super::convert).
-        parts.push(Box::new(move || super::convert(data, dst, false)));
+        // Bytes for 8-bit planes, else little-endian u16 samples (a plain copy on x86).
+        let narrow = plan.narrow;
+        parts.push(Box::new(move || super::convert(data, dst, narrow)));
     }
     run_parallel(parts)?;
     // SAFETY: every copy stays inside the arena (the plan's regions; the staged planes are
@@ -1550,6 +1591,9 @@ fn enqueue(k: &Launcher, plan: &Plan, base: u64, rb: &mut RingBuf, job: &FrameJo
         }
     }
     let ev = be("cuEventRecord");
+    for l in &plan.prep {
+        launch(k, &k.stream, plan, base, rb.slot, l)?;
+    }
     rb.up.record(&k.stream).map_err(be("cuEventRecord"))?;
     let mut used = [false; METRICS.len()];
     for l in &plan.launches {
@@ -1671,11 +1715,11 @@ impl CompanionGpu {
         // A diagnostic (tests, benchmarks): add every SSIM, MS-SSIM and PSNR-HVS sum from the
         // terms.
         plan.host_sums = std::env::var("VMAFGPU_COMPANION_SUMS").as_deref() == Ok("host");
-        for l in &plan.launches {
+        for l in plan.prep.iter().chain(&plan.launches) {
             check_launch(l, plan.arena)?;
         }
         let stream = &self.launcher.stream;
-        let staged: usize = plan.inputs.iter().flatten().map(|r| r.bytes).sum();
+        let staged: usize = plan.staged.iter().flatten().map(|r| r.bytes).sum();
         let ring = ring_len(staged + plan.readback.bytes, plan.slot_stride());
         let arena = stream
             .alloc_zeros::<u8>(plan.device_bytes(ring))
