@@ -1448,11 +1448,12 @@ fn score_frame(
 /// scored on a thread of its own. Ends when the sender is dropped.
 fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
     let bound = ctx.bind_to_thread().map_err(be("bind context"));
+    let pool = super::StagePool::new(3);
     for f in rx {
         let queued = match &bound {
             Ok(()) => {
                 let mut rb = f.rb.lock().unwrap_or_else(|e| e.into_inner());
-                let r = enqueue(&launcher, &f.plan, f.base, &mut rb, &f.job);
+                let r = enqueue(&launcher, &pool, &f.plan, f.base, &mut rb, &f.job);
                 if r.is_err() {
                     // What was queued may still run: let it finish before the buffers are
                     // reused.
@@ -1557,22 +1558,26 @@ fn launch(
 
 /// Queue a frame's uploads and launches, and the readback into `rb` (whose previous frame has
 /// been scored: nobody else reads it).
-fn enqueue(k: &Launcher, plan: &Plan, base: u64, rb: &mut RingBuf, job: &FrameJob) -> Result<()> {
+fn enqueue(
+    k: &Launcher,
+    pool: &super::StagePool,
+    plan: &Plan,
+    base: u64,
+    rb: &mut RingBuf,
+    job: &FrameJob,
+) -> Result<()> {
     let st = k.stream.cu_stream();
     // The planes into staging, one host thread per plane.
     let uploads = plan.uploads(job);
     let total: usize = uploads.iter().map(|(r, _)| r.bytes).sum();
     let mut rest = rb.staging.slice_mut(0, total);
-    let mut parts: Vec<Task<'_, ()>> = Vec::new();
     for (r, data) in &uploads {
         let (dst, tail) = std::mem::take(&mut rest).split_at_mut(r.bytes);
         rest = tail;
-        let data: &[u16] = data;
-        // Bytes for 8-bit planes, else little-endian u16 samples (a plain copy on x86).
-        let narrow = plan.narrow;
-        parts.push(Box::new(move || super::convert(data, dst, narrow)));
+        // Bytes for 8-bit planes, else little-endian u16 samples (a plain copy on x86), each
+        // plane split over the feeder's staging threads.
+        pool.convert(data, dst, plan.narrow);
     }
-    run_parallel(parts)?;
     // SAFETY: every copy stays inside the arena (the plan's regions; the staged planes are
     // exactly region-sized, Geometry::of checked the job's plane lengths) and inside the ring
     // buffer (staging holds every input region, readback readback.bytes). Both host buffers
@@ -1747,7 +1752,14 @@ impl CompanionGpu {
                         .iter()
                         .map(|_| self.ctx.new_event(None).map_err(be("cuEventCreate")))
                         .collect::<Result<_>>()?,
-                    done: self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
+                    // The scoring thread waits for it: blocking, not spinning (a dozen
+                    // frames' threads spinning took the cores the pipeline's threads need).
+                    done: self
+                        .ctx
+                        .new_event(Some(
+                            cudarc::driver::sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC,
+                        ))
+                        .map_err(be("cuEventCreate"))?,
                     slot,
                 })))
             })
