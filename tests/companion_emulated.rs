@@ -477,6 +477,14 @@ fn psnr_hvs_float_sum_equals_sequential() {
             (0..n).map(|i| (i as f32).sqrt() * rnd()).collect(),
         ));
     }
+    // 600 000 terms (293 chunks: jumps over more than a block's 256 chunks at once) for three
+    // kinds only, to keep the emulation short.
+    cases.retain(|(name, x)| {
+        x.len() < 100_000
+            || ["uniform", "zeros", "rising"]
+                .iter()
+                .any(|k| name.starts_with(k))
+    });
     let mut bad = Vec::new();
     for trio in cases.chunks(3) {
         let mut a = 0usize;
