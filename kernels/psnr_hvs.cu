@@ -155,14 +155,19 @@ psnr_hvs_blocks(const vg_u16 *__restrict__ r, const vg_u16 *__restrict__ d, int 
 // rounded terms, which blocks can compute in parallel; only the few steps that leave a binade,
 // and ties, need the float addition itself.
 //
+//   work holds, for nch = ceil(n / HVS_CHUNK) chunks: nch doubles (chunk sums), nch doubles
+//   (their exclusive prefix sums), then HVS_ROW u64 per chunk.
 //   hvs_chunk_sums(const float *terms, int n, double *work)
-//       grid ceil(n / HVS_CHUNK): work[c] = the double sum of chunk c's terms (HVS_CHUNK terms,
-//       the last chunk shorter), a tree sum over the block; only a guide (see hvs_chunk_bands).
+//       grid nch: work[c] = the double sum of chunk c's terms (HVS_CHUNK terms, the last chunk
+//       shorter), a tree sum over the block; only a guide (see hvs_chunk_bands).
+//   hvs_prefix(const float *terms, int n, double *work)
+//       grid 1: work[nch + c] = work[0] + ... + work[c - 1] (each thread a run of chunks, the
+//       runs' totals scanned over the block); a guide only.
 //   hvs_chunk_bands(const float *terms, int n, double *work)
-//       grid ceil(n / HVS_CHUNK): for chunk c, the binades e = b_c + j, j < HVS_BANDS, with b_c
-//       placed below the binade of the chunk's starting sum as estimated from work[0..c)
-//       (any b_c is correct; a good one lets more chunks be added as integers). Writes, after
-//       the nch doubles of hvs_chunk_sums, HVS_ROW u64 per chunk: b_c (as a signed value),
+//       grid nch: for chunk c, the binades e = b_c + j, j < HVS_BANDS, with b_c placed below
+//       the binade of the chunk's starting sum as estimated by work[nch + c] (any b_c is
+//       correct; a good one lets more chunks be added as integers). Writes HVS_ROW u64 per
+//       chunk: b_c (as a signed value),
 //       then per binade the sum of the rounded terms (each capped at 2^26), then per binade the
 //       number of ties, then a flag: 1 if a term is negative or not finite (the GPU sum then
 //       gives up and the host adds the terms).
@@ -243,29 +248,49 @@ hvs_chunk_sums(const float *__restrict__ terms, int n, double *__restrict__ work
 }
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
-hvs_chunk_bands(const float *__restrict__ terms, int n, double *__restrict__ work) {
+hvs_prefix(const float *__restrict__ terms, int n, double *__restrict__ work) {
     __shared__ double red[VG_BLOCK];
+    (void)terms;
+    const int t = vg_tid();
+    const int nch = (n + HVS_CHUNK - 1) / HVS_CHUNK;
+    const int per = (nch + VG_BLOCK - 1) / VG_BLOCK;
+    const int lo = t * per < nch ? t * per : nch;
+    const int hi = lo + per < nch ? lo + per : nch;
+    double mine = 0.0;
+    for (int c = lo; c < hi; ++c) mine += work[c];
+    // Scan of the runs' totals (Hillis-Steele, inclusive).
+    red[t] = mine;
+    __syncthreads();
+    for (int off = 1; off < VG_BLOCK; off <<= 1) {
+        const double a = t >= off ? red[t - off] : 0.0;
+        __syncthreads();
+        red[t] += a;
+        __syncthreads();
+    }
+    // Exclusive: the inclusive scan of the runs before (not red[t] - mine, which loses a small
+    // prefix next to a large run).
+    double run = t > 0 ? red[t - 1] : 0.0;
+    for (int c = lo; c < hi; ++c) {
+        work[nch + c] = run;
+        run += work[c];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+hvs_chunk_bands(const float *__restrict__ terms, int n, double *__restrict__ work) {
     __shared__ vg_u64 ured[VG_BLOCK];
     const int t = vg_tid();
     const int nch = (n + HVS_CHUNK - 1) / HVS_CHUNK;
     const int c = (int)blockIdx.x;
     // The estimated start: the sum of the chunks before (a guide only).
-    double p = 0.0;
-    for (int i = t; i < c; i += VG_BLOCK) p += work[i];
-    red[t] = p;
-    __syncthreads();
-    for (int st = VG_BLOCK / 2; st > 0; st >>= 1) {
-        if (t < st) red[t] += red[t + st];
-        __syncthreads();
-    }
-    const double start = red[0];
+    const double start = work[nch + c];
     int b = -126;
     if (start > 0.0 && start < 3.0e38) {
         vg_u64 k0;
         b = hvs_binade((float)start, &k0) - HVS_BELOW;
         if (b < -126) b = -126;
     }
-    vg_u64 *row = (vg_u64 *)(work + nch) + (vg_i64)c * HVS_ROW;
+    vg_u64 *row = (vg_u64 *)(work + 2 * (vg_i64)nch) + (vg_i64)c * HVS_ROW;
     float x[HVS_PER_THREAD];
     vg_u64 bad = 0;
     for (int i = 0; i < HVS_PER_THREAD; ++i) {
@@ -337,7 +362,7 @@ VG_INLINE void hvs_seq_plane(const float *terms, const double *work, int n, floa
     __shared__ vg_u64 incl_at[2];
     const int t = vg_tid();
     const int nch = (n + HVS_CHUNK - 1) / HVS_CHUNK;
-    const vg_u64 *rows = (const vg_u64 *)(work + nch);
+    const vg_u64 *rows = (const vg_u64 *)(work + 2 * (vg_i64)nch);
     float s = 0.0f;
     int c = 0;
     bool ok = true;

@@ -28,7 +28,7 @@ use std::sync::{Arc, OnceLock};
 
 use gpu_content::Content;
 use gstvmafgpu::backend::cuda::companion::{
-    Geometry, KArg, Kernel, Launch, Plan, Region, check_launch, ciede_bound,
+    Geometry, KArg, Kernel, Launch, Plan, Region, check_launch, ciede_bound, hvs_work_bytes,
 };
 use gstvmafgpu::backend::{
     ChromaPair, CompanionScores, Companions, FrameJob, compute_companions_cpu,
@@ -424,9 +424,8 @@ fn all_metrics_together() {
 #[test]
 fn psnr_hvs_float_sum_equals_sequential() {
     let Some(exe) = emulator() else { return };
-    // kernels/psnr_hvs.cu: HVS_CHUNK, HVS_ROW.
+    // kernels/psnr_hvs.cu: HVS_CHUNK.
     const CHUNK: usize = 2048;
-    const ROW: usize = 18;
     let mut st = 0x2545f4914f6cdd1du64;
     let mut rnd = move || {
         st ^= st << 13;
@@ -498,7 +497,7 @@ fn psnr_hvs_float_sum_equals_sequential() {
         for (_, x) in trio {
             let n = x.len();
             let t = take(4 * n);
-            let w = take(8 * n.div_ceil(CHUNK) * (1 + ROW));
+            let w = take(hvs_work_bytes(n));
             uploads.push((t, x.iter().flat_map(|v| v.to_le_bytes()).collect()));
             planes.push((t, w, n));
         }
@@ -508,11 +507,20 @@ fn psnr_hvs_float_sum_equals_sequential() {
         }
         let out = take(24);
         let mut launches = Vec::new();
-        for kernel in [Kernel::HvsChunkSums, Kernel::HvsChunkBands] {
+        for kernel in [
+            Kernel::HvsChunkSums,
+            Kernel::HvsPrefix,
+            Kernel::HvsChunkBands,
+        ] {
             for &(t, w, n) in &planes {
+                let grid = if kernel == Kernel::HvsPrefix {
+                    1
+                } else {
+                    n.div_ceil(CHUNK) as u32
+                };
                 launches.push(Launch {
                     kernel,
-                    grid: (n.div_ceil(CHUNK) as u32, 1),
+                    grid: (grid, 1),
                     args: vec![KArg::Ptr(t), KArg::I32(n as i32), KArg::Ptr(w)],
                     metric: "psnr_hvs",
                 });
@@ -538,6 +546,26 @@ fn psnr_hvs_float_sum_equals_sequential() {
             )
         };
         for (p, (name, x)) in trio.iter().enumerate() {
+            // The prefix sums that place each chunk's binades (a guide: checked loosely).
+            let (_, w, n) = planes[p];
+            let nch = n.div_ceil(CHUNK);
+            let word = |i: usize| {
+                f64::from_le_bytes(arena[w.off + 8 * i..w.off + 8 * i + 8].try_into().unwrap())
+            };
+            let mut pre = 0f64;
+            for c in 0..nch {
+                let got = word(nch + c);
+                if (got - pre).abs() > 1e-9 * pre.abs() {
+                    bad.push(format!(
+                        "{name}: prefix of chunk {c}: {got:e}, want {pre:e}"
+                    ));
+                    break;
+                }
+                pre += x[c * CHUNK..((c + 1) * CHUNK).min(n)]
+                    .iter()
+                    .map(|&v| f64::from(v))
+                    .sum::<f64>();
+            }
             let mut want = 0f32;
             for &v in x {
                 want += v;

@@ -99,6 +99,7 @@ pub enum Kernel {
     SsimTerms,
     PsnrHvsBlocks,
     HvsChunkSums,
+    HvsPrefix,
     HvsChunkBands,
     HvsSeq,
     CiedePixels,
@@ -114,7 +115,7 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 11] = [
+    pub const ALL: [Kernel; 12] = [
         Kernel::PsnrSse,
         Kernel::SsimLoad,
         Kernel::SsimDecimateLpf,
@@ -122,6 +123,7 @@ impl Kernel {
         Kernel::SsimTerms,
         Kernel::PsnrHvsBlocks,
         Kernel::HvsChunkSums,
+        Kernel::HvsPrefix,
         Kernel::HvsChunkBands,
         Kernel::HvsSeq,
         Kernel::CiedePixels,
@@ -138,6 +140,7 @@ impl Kernel {
             Kernel::SsimTerms => "ssim_terms",
             Kernel::PsnrHvsBlocks => "psnr_hvs_blocks",
             Kernel::HvsChunkSums => "hvs_chunk_sums",
+            Kernel::HvsPrefix => "hvs_prefix",
             Kernel::HvsChunkBands => "hvs_chunk_bands",
             Kernel::HvsSeq => "hvs_seq",
             Kernel::CiedePixels => "ciede_pixels",
@@ -155,7 +158,9 @@ impl Kernel {
             Kernel::SsimHconv => &[Ptr, Ptr, I32, I32, Ptr],
             Kernel::SsimTerms => &[Ptr, I32, I32, F32, F32, F32, Ptr, Ptr, Ptr, Ptr],
             Kernel::PsnrHvsBlocks => &[Ptr, Ptr, I32, I32, Ptr, Ptr, Ptr],
-            Kernel::HvsChunkSums | Kernel::HvsChunkBands | Kernel::WidenU8 => &[Ptr, I32, Ptr],
+            Kernel::HvsChunkSums | Kernel::HvsPrefix | Kernel::HvsChunkBands | Kernel::WidenU8 => {
+                &[Ptr, I32, Ptr]
+            }
             Kernel::HvsSeq => &[Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr],
             Kernel::CiedePixels => &[
                 Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr,
@@ -440,25 +445,33 @@ fn launch_psnr_hvs_blocks(
 const HVS_CHUNK: usize = 2048;
 const HVS_ROW: usize = 18;
 
-/// Bytes of the tables of [`launch_hvs_chunk_sums`] / [`launch_hvs_chunk_bands`] for `n` terms:
-/// a double per chunk, then `HVS_ROW` u64 per chunk.
-fn hvs_work_bytes(n: usize) -> usize {
-    8 * n.div_ceil(HVS_CHUNK) * (1 + HVS_ROW)
+/// Bytes of the tables of [`launch_hvs_chunk`] for `n` terms: two doubles per chunk (sums,
+/// prefix sums), then `HVS_ROW` u64 per chunk.
+pub fn hvs_work_bytes(n: usize) -> usize {
+    8 * n.div_ceil(HVS_CHUNK) * (2 + HVS_ROW)
 }
 
-/// `hvs_chunk_sums` / `hvs_chunk_bands`: `terms` holds `n` floats, `work` the tables
-/// ([`hvs_work_bytes`]); one block per chunk of `HVS_CHUNK` terms, reads below `n` only.
+/// `hvs_chunk_sums` / `hvs_prefix` / `hvs_chunk_bands`: `terms` holds `n` floats, `work` the
+/// tables ([`hvs_work_bytes`]); one block per chunk of `HVS_CHUNK` terms (`hvs_prefix`: one
+/// block), reads below `n` only.
 fn launch_hvs_chunk(kernel: Kernel, terms: Region, n: usize, work: Region) -> Launch {
     assert!(matches!(
         kernel,
-        Kernel::HvsChunkSums | Kernel::HvsChunkBands
+        Kernel::HvsChunkSums | Kernel::HvsPrefix | Kernel::HvsChunkBands
     ));
     assert!(n > 0);
     need(terms, 4 * n, "hvs terms");
     need(work, hvs_work_bytes(n), "hvs work");
     Launch {
         kernel,
-        grid: (n.div_ceil(HVS_CHUNK) as u32, 1),
+        grid: (
+            if kernel == Kernel::HvsPrefix {
+                1
+            } else {
+                n.div_ceil(HVS_CHUNK) as u32
+            },
+            1,
+        ),
         args: vec![KArg::Ptr(terms), KArg::I32(i32_of(n)), KArg::Ptr(work)],
         metric: "psnr_hvs",
     }
@@ -916,7 +929,11 @@ impl Plan {
             }
             // The planes' float sums on the GPU (kernels/psnr_hvs.cu).
             let n = hvs_blocks.map(|b| 64 * b);
-            for kernel in [Kernel::HvsChunkSums, Kernel::HvsChunkBands] {
+            for kernel in [
+                Kernel::HvsChunkSums,
+                Kernel::HvsPrefix,
+                Kernel::HvsChunkBands,
+            ] {
                 for p in 0..3 {
                     launches.push(launch_hvs_chunk(kernel, ts[p], n[p], work[p]));
                 }
