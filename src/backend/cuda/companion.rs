@@ -1306,19 +1306,17 @@ fn arch_of(ctx: &Arc<CudaContext>) -> Result<&'static str> {
     Ok(super::kernels::arch_name(major, minor))
 }
 
-/// Frames whose readback can be pending at once ([`CompanionGpu::submit`]): at least the
-/// backend's frames in flight plus one, at most [`MAX_RING`], as many as
-/// [`RING_PINNED_BYTES`] of page-locked memory hold (a 1080p 4:2:0 frame with all five metrics
-/// needs about 60 MB: staged planes and the per-pixel terms read back).
-///
-/// A frame's host sums take ~15 ms at 1080p (on their own threads); with only SLOTS + 1
-/// frames pending the worker had to wait for them before queueing more (about 230 frames/s
-/// with all five on the H200).
+/// Frames that can be pending at once ([`CompanionGpu::submit`]): at least the backend's
+/// frames in flight plus one, at most [`MAX_RING`], as many as [`RING_PINNED_BYTES`] of
+/// page-locked memory (a 1080p 4:2:0 8-bit frame: ~6 MB of staged planes, a few hundred KB read
+/// back) and [`RING_DEVICE_BYTES`] of device memory (its planes and per-pixel terms, ~90 MB
+/// with all five metrics) hold. Deep enough that the GPU works on several frames while earlier
+/// ones are finished.
 pub const MIN_RING: usize = super::SLOTS + 1;
 pub const MAX_RING: usize = 12;
 pub const RING_PINNED_BYTES: usize = 768 << 20;
-/// Device memory for the frames' results (mostly MS-SSIM's per-pixel terms: ~55 MB a frame
-/// at 1080p).
+/// Device memory for the frames' own planes and results (mostly MS-SSIM's per-pixel terms:
+/// ~90 MB a frame at 1080p with all five metrics).
 pub const RING_DEVICE_BYTES: usize = 1 << 30;
 
 /// Ring buffers for frames of `pinned` bytes of staging and readback and `device` bytes of
@@ -1330,9 +1328,9 @@ pub fn ring_len(pinned: usize, device: usize) -> usize {
 }
 
 /// One frame's host memory, page-locked so that copies run at DMA speed instead of through the
-/// driver's bounce buffer: the planes to upload (copied in by host threads), the readback (tens
-/// of MB a frame at 1080p with MS-SSIM), and the event recorded after the readback (which the
-/// stream orders after the uploads).
+/// driver's bounce buffer: the planes to upload (copied in by host threads), the readback (the
+/// GPU's sums: well under 1 MB a frame at 1080p), and the events that order a frame's uploads,
+/// kernels and readback on their streams.
 struct RingBuf {
     staging: super::Pinned,
     readback: super::Pinned,
@@ -1661,7 +1659,7 @@ fn enqueue(
 ///
 /// Frames are pipelined: [`CompanionGpu::submit`] hands a frame to the feeder thread, which
 /// copies its planes into a page-locked ring buffer, queues its uploads, kernels and readback
-/// and starts a thread that waits for the readback and does the host's ordered sums; submit
+/// and starts a thread that waits for the readback and finishes the scores; submit
 /// returns a ticket at once, and [`CompanionGpu::take`] waits for that frame's scores. The
 /// caller (the backend's worker) thus spends no time per frame on the companion metrics, the
 /// GPU works on later frames meanwhile (uploads, each metric's kernels and readbacks on
