@@ -415,12 +415,6 @@ adm_finalize(const vg_u64 *rows, const FinalizeEntry *entries, vg_u64 *out) {
             sum += (v + e.add) >> e.shift;
         }
     }
-    const int t = vg_tid();
-    red[t] = sum;
-    __syncthreads();
-    for (int s = VG_BLOCK / 2; s > 0; s >>= 1) {
-        if (t < s) red[t] += red[t + s];
-        __syncthreads();
-    }
-    if (t == 0) out[e.dst] = red[0];
+    const vg_u64 total = vg_block_sum(sum, red);
+    if (vg_tid() == 0) out[e.dst] = total;
 }

@@ -2,17 +2,18 @@
 // libvmaf/src/feature/third_party/xiph/psnr_hvs.c (calc_psnrhvs, od_bin_fdct8x8), as ported in
 // src/features/psnr_hvs.rs (block_terms).
 //
-// One thread per 8x8 block (blocks every 7 samples while the block fits): the integer Daala DCT
-// of both blocks (32-bit int, which no intermediate leaves for samples of up to 12 bits: see the
-// i64 test in psnr_hvs.rs), the float block statistics and masking in the C code's order, and
-// the block's 64 float terms. The plane's score is a sequential float sum over the blocks in
+// Eight threads per 8x8 block (blocks every 7 samples while the block fits), HVS_GROUPS = 32
+// blocks to a thread block: the integer Daala DCT of both blocks (32-bit int, which no
+// intermediate leaves for samples of up to 12 bits: see the i64 test in psnr_hvs.rs) a column
+// per thread, the float block statistics and masking in the C code's order (each float chain on
+// one thread), and the block's 64 float terms. The plane's score is a sequential float sum over the blocks in
 // raster order (features::psnr_hvs::PlaneSum): hvs_chunk_sums, hvs_chunk_bands and hvs_seq
 // below compute that very sum, bit for bit (where they cannot, they say so and the host adds the
 // terms in order).
 //
 //   psnr_hvs_blocks(const u16 *r, const u16 *d, int w, int h, const float *csf,
 //                   const float *mask, float *terms)
-//       grid ceil(bx * by / VG_BLOCK), bx = ceil((w - 7) / 7), by = ceil((h - 7) / 7), w, h >= 8;
+//       grid ceil(bx * by / HVS_GROUPS), bx = ceil((w - 7) / 7), by = ceil((h - 7) / 7), w, h >= 8;
 //       r and d are w x h, compact; csf and mask are the plane's 8x8 tables (row-major, uploaded
 //       by the host: features::psnr_hvs::csf / mask_table); terms receives 64 floats per block,
 //       blocks in raster order.
@@ -63,83 +64,131 @@ VG_INLINE void hvs_fdct8(vg_i32 *y, const vg_i32 *x, int st) {
     y[4] = t4; y[5] = t5; y[6] = t6; y[7] = t7;
 }
 
-// od_bin_fdct8x8, in place: columns into a transposed temporary, then its columns.
-VG_INLINE void hvs_fdct8x8(vg_i32 *b) {
-    vg_i32 z[64];
-    for (int i = 0; i < 8; ++i) hvs_fdct8(z + 8 * i, b + i, 8);
-    for (int i = 0; i < 8; ++i) hvs_fdct8(b + 8 * i, z + i, 8);
+// hvs_variance_ratio's float chains (psnr_hvs.rs block_terms), each in the C code's order over
+// the block's samples b (8x8, row-major): the block mean and its squared deviations, and the
+// four 4x4 sub-block means and theirs (sub-block ((i & 12) >> 2) + ((j & 12) >> 1) of sample
+// (i, j)). The C code runs them in one loop with separate accumulators: each accumulator sees
+// the same additions in the same order here.
+VG_INLINE float hvs_block_var(const vg_i32 *b) {
+    float gmean = 0.0f;
+    for (int i = 0; i < 64; ++i) gmean += (float)b[i];
+    gmean /= 64.0f;
+    float gvar = 0.0f;
+    for (int i = 0; i < 64; ++i) {
+        const float v = (float)b[i];
+        gvar += (v - gmean) * (v - gmean);
+    }
+    gvar *= 1.0f / 63.0f * 64.0f;
+    return gvar;
 }
 
-// The ratio of the summed 4x4 sub-block variances to the block's variance (0 stays 0).
-VG_INLINE float hvs_variance_ratio(const vg_i32 *b) {
-    float gmean = 0.0f;
+// The sum vars[0] + vars[1] + vars[2] + vars[3] of the sub-block variances (left to right).
+VG_INLINE float hvs_sub_vars(const vg_i32 *b) {
     float means[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int i = 0; i < 8; ++i)
-        for (int j = 0; j < 8; ++j) {
-            const int sub = ((i & 12) >> 2) + ((j & 12) >> 1);
-            const float v = (float)b[i * 8 + j];
-            gmean += v;
-            means[sub] += v;
-        }
-    gmean /= 64.0f;
+        for (int j = 0; j < 8; ++j) means[((i & 12) >> 2) + ((j & 12) >> 1)] += (float)b[i * 8 + j];
     for (int k = 0; k < 4; ++k) means[k] /= 16.0f;
-    float gvar = 0.0f;
     float vars[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int i = 0; i < 8; ++i)
         for (int j = 0; j < 8; ++j) {
             const int sub = ((i & 12) >> 2) + ((j & 12) >> 1);
             const float v = (float)b[i * 8 + j];
-            gvar += (v - gmean) * (v - gmean);
             vars[sub] += (v - means[sub]) * (v - means[sub]);
         }
-    gvar *= 1.0f / 63.0f * 64.0f;
     for (int k = 0; k < 4; ++k) vars[k] *= 1.0f / 15.0f * 16.0f;
-    if (gvar > 0.0f) gvar = (vars[0] + vars[1] + vars[2] + vars[3]) / gvar;
-    return gvar;
+    return vars[0] + vars[1] + vars[2] + vars[3];
+}
+
+// The masking sum over the DCT coefficients but the DC one, in raster order: an int product
+// below 2^31 up to 12 bits, times the float mask.
+VG_INLINE float hvs_mask_sum(const vg_i32 *c, const float *mask) {
+    float m = 0.0f;
+    for (int i = 1; i < 64; ++i) m += (float)((vg_i64)c[i] * c[i]) * mask[i];
+    return m;
+}
+
+// Threads per 8x8 block: thread c of a group loads row c, transforms column c (then column c
+// of the transposed result) and writes row c's terms; the float chains run on threads 0-5.
+#define HVS_GROUP 8
+#define HVS_GROUPS (VG_BLOCK / HVS_GROUP)
+// A group's 64 coefficients in shared memory, padded so that the groups of a warp reading a
+// column fall in distinct banks.
+#define HVS_PAD 72
+
+// One column pass of od_bin_fdct8x8 over a group's block b, in place: thread c transforms
+// column c into row c. Every thread of the block must call it.
+VG_INLINE void hvs_fdct_pass(vg_i32 *b, int c) {
+    vg_i32 y[8];
+    hvs_fdct8(y, b + c, 8);
+    __syncthreads();
+    for (int k = 0; k < 8; ++k) b[c * 8 + k] = y[k];
+    __syncthreads();
 }
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 psnr_hvs_blocks(const vg_u16 *__restrict__ r, const vg_u16 *__restrict__ d, int w, int h,
                 const float *__restrict__ csf, const float *__restrict__ mask,
                 float *__restrict__ terms) {
+    __shared__ vg_i32 cs[HVS_GROUPS * HVS_PAD], cd[HVS_GROUPS * HVS_PAD];
+    __shared__ float st[HVS_GROUPS * 8];
     const int bx = (w - 7 + 6) / 7, by = (h - 7 + 6) / 7;
-    const vg_i64 k = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
-    if (k >= (vg_i64)bx * by) return;
-    const int x0 = (int)(k % bx) * 7, y0 = (int)(k / bx) * 7;
-    vg_i32 ds[64], dd[64];
-    for (int i = 0; i < 8; ++i)
+    const int g = vg_tid() / HVS_GROUP, c = vg_tid() % HVS_GROUP;
+    const vg_i64 k = (vg_i64)blockIdx.x * HVS_GROUPS + g;
+    const bool valid = k < (vg_i64)bx * by;
+    vg_i32 *ps = cs + g * HVS_PAD, *pd = cd + g * HVS_PAD;
+    float *stat = st + g * 8;
+    if (valid) {
+        const int x0 = (int)(k % bx) * 7, y0 = (int)(k / bx) * 7;
+        const vg_i64 o = (vg_i64)(y0 + c) * w + x0;
         for (int j = 0; j < 8; ++j) {
-            const vg_i64 o = (vg_i64)(y0 + i) * w + x0 + j;
-            ds[i * 8 + j] = (vg_i32)r[o];
-            dd[i * 8 + j] = (vg_i32)d[o];
+            ps[c * 8 + j] = (vg_i32)r[o + j];
+            pd[c * 8 + j] = (vg_i32)d[o + j];
         }
-    const float s_gvar = hvs_variance_ratio(ds);
-    const float d_gvar = hvs_variance_ratio(dd);
-    hvs_fdct8x8(ds);
-    hvs_fdct8x8(dd);
-    // dct * dct: an int product below 2^31 up to 12 bits, then times the float mask.
-    float s_mask = 0.0f, d_mask = 0.0f;
-    for (int i = 0; i < 8; ++i)
-        for (int j = (i == 0 ? 1 : 0); j < 8; ++j)
-            s_mask += (float)((vg_i64)ds[i * 8 + j] * ds[i * 8 + j]) * mask[i * 8 + j];
-    for (int i = 0; i < 8; ++i)
-        for (int j = (i == 0 ? 1 : 0); j < 8; ++j)
-            d_mask += (float)((vg_i64)dd[i * 8 + j] * dd[i * 8 + j]) * mask[i * 8 + j];
-    s_mask = (float)(sqrt((double)(s_mask * s_gvar)) / 32.0);
-    d_mask = (float)(sqrt((double)(d_mask * d_gvar)) / 32.0);
+    } else {
+        // Past the last block: zeros, which the transform passes (reached by every thread)
+        // read harmlessly.
+        for (int j = 0; j < 8; ++j) ps[c * 8 + j] = pd[c * 8 + j] = 0;
+    }
+    __syncthreads();
+    // The variance ratios of both blocks (hvs_variance_ratio): threads 0-3 run the chains,
+    // stat[0..4] = block variance and summed sub-block variances of r, then of d.
+    if (valid && c < 4) {
+        const vg_i32 *b = c < 2 ? ps : pd;
+        stat[c] = (c & 1) == 0 ? hvs_block_var(b) : hvs_sub_vars(b);
+    }
+    __syncthreads();
+    if (valid && c < 2) {
+        // The ratio of the summed sub-block variances to the block's variance (0 stays 0).
+        float gvar = stat[2 * c];
+        if (gvar > 0.0f) gvar = stat[2 * c + 1] / gvar;
+        stat[4 + c] = gvar;
+    }
+    // od_bin_fdct8x8 of both blocks: columns into the transposed block, then its columns.
+    hvs_fdct_pass(ps, c);
+    hvs_fdct_pass(pd, c);
+    hvs_fdct_pass(ps, c);
+    hvs_fdct_pass(pd, c);
+    if (valid && c < 2) {
+        const float m = hvs_mask_sum(c == 0 ? ps : pd, mask);
+        stat[6 + c] = (float)(sqrt((double)(m * stat[4 + c])) / 32.0);
+    }
+    __syncthreads();
+    if (!valid) return;
+    float s_mask = stat[6];
+    const float d_mask = stat[7];
     if (d_mask > s_mask) s_mask = d_mask;
-    float *out = terms + k * 64;
-    for (int i = 0; i < 8; ++i)
-        for (int j = 0; j < 8; ++j) {
-            vg_i64 e = (vg_i64)ds[i * 8 + j] - (vg_i64)dd[i * 8 + j];
-            float err = (float)(e < 0 ? -e : e);
-            if (i != 0 || j != 0) {
-                const float t = s_mask / mask[i * 8 + j];
-                err = err < t ? 0.0f : err - t;
-            }
-            const float cs = csf[i * 8 + j];
-            out[i * 8 + j] = (err * cs) * (err * cs);
+    float *out = terms + k * 64 + c * 8;
+    for (int j = 0; j < 8; ++j) {
+        const int q = c * 8 + j;
+        vg_i64 e = (vg_i64)ps[q] - (vg_i64)pd[q];
+        float err = (float)(e < 0 ? -e : e);
+        if (q != 0) {
+            const float t = s_mask / mask[q];
+            err = err < t ? 0.0f : err - t;
         }
+        const float cf = csf[q];
+        out[j] = (err * cf) * (err * cf);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -181,6 +230,12 @@ psnr_hvs_blocks(const vg_u16 *__restrict__ r, const vg_u16 *__restrict__ d, int 
 #define HVS_BANDS 8
 #define HVS_BELOW 6
 #define HVS_ROW (2 + 2 * HVS_BANDS)
+// hvs_chunk_bands' block sums: HVS_BANDS rounded sums, the tie counts packed four binades to a
+// word, the bad flag.
+#define HVS_SUMS (HVS_BANDS + HVS_BANDS / 4 + 1)
+#if HVS_BANDS % 4 != 0
+#error "HVS_BANDS must be a multiple of 4 (tie counts are packed four to a word)"
+#endif
 #define HVS_RCAP (1ull << 26)
 #define HVS_KMAX ((1ull << 24) - 1)
 
@@ -238,13 +293,8 @@ hvs_chunk_sums(const float *__restrict__ terms, int n, double *__restrict__ work
         const vg_i64 g = base + (vg_i64)i * VG_BLOCK + t;
         if (g < n) v += (double)terms[g];
     }
-    red[t] = v;
-    __syncthreads();
-    for (int st = VG_BLOCK / 2; st > 0; st >>= 1) {
-        if (t < st) red[t] += red[t + st];
-        __syncthreads();
-    }
-    if (t == 0) work[blockIdx.x] = red[0];
+    const double total = vg_block_sum(v, red);
+    if (t == 0) work[blockIdx.x] = total;
 }
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
@@ -258,17 +308,11 @@ hvs_prefix(const float *__restrict__ terms, int n, double *__restrict__ work) {
     const int hi = lo + per < nch ? lo + per : nch;
     double mine = 0.0;
     for (int c = lo; c < hi; ++c) mine += work[c];
-    // Scan of the runs' totals (Hillis-Steele, inclusive).
-    red[t] = mine;
+    // Scan of the runs' totals; exclusive: the inclusive scan of the runs before (not
+    // incl - mine, which loses a small prefix next to a large run).
+    const double incl = vg_block_scan(mine, red);
+    red[t] = incl;
     __syncthreads();
-    for (int off = 1; off < VG_BLOCK; off <<= 1) {
-        const double a = t >= off ? red[t - off] : 0.0;
-        __syncthreads();
-        red[t] += a;
-        __syncthreads();
-    }
-    // Exclusive: the inclusive scan of the runs before (not red[t] - mine, which loses a small
-    // prefix next to a large run).
     double run = t > 0 ? red[t - 1] : 0.0;
     for (int c = lo; c < hi; ++c) {
         work[nch + c] = run;
@@ -278,7 +322,7 @@ hvs_prefix(const float *__restrict__ terms, int n, double *__restrict__ work) {
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 hvs_chunk_bands(const float *__restrict__ terms, int n, double *__restrict__ work) {
-    __shared__ vg_u64 ured[VG_BLOCK];
+    __shared__ vg_u64 ured[HVS_SUMS * VG_BLOCK];
     const int t = vg_tid();
     const int nch = (n + HVS_CHUNK - 1) / HVS_CHUNK;
     const int c = (int)blockIdx.x;
@@ -299,44 +343,30 @@ hvs_chunk_bands(const float *__restrict__ terms, int n, double *__restrict__ wor
         // Negative, infinite or NaN (a square is none of these).
         if (!(x[i] >= 0.0f && x[i] <= 3.4028234663852886e38f)) bad = 1;
     }
-    for (int j = 0; j < 2 * HVS_BANDS + 1; ++j) {
-        vg_u64 v = 0;
-        if (j < 2 * HVS_BANDS) {
-            const int e = b + (j % HVS_BANDS);
-            for (int i = 0; i < HVS_PER_THREAD; ++i) {
-                bool tie = false;
-                const vg_u64 r = hvs_round(x[i] >= 0.0f ? x[i] : 0.0f, e, &tie);
-                v += j < HVS_BANDS ? r : (tie ? 1 : 0);
-            }
-        } else {
-            v = bad;
+    // This thread's rounded sums per binade (each at most HVS_PER_THREAD * 2^26), then its tie
+    // counts (at most HVS_PER_THREAD per binade, so at most HVS_CHUNK = 2^11 over the block:
+    // 16-bit fields, four binades to a word), then `bad`.
+    vg_u64 v[HVS_SUMS];
+#pragma unroll
+    for (int j = 0; j < HVS_SUMS; ++j) v[j] = 0;
+    for (int j = 0; j < HVS_BANDS; ++j) {
+        const int e = b + j;
+        for (int i = 0; i < HVS_PER_THREAD; ++i) {
+            bool tie = false;
+            v[j] += hvs_round(x[i] >= 0.0f ? x[i] : 0.0f, e, &tie);
+            if (tie) v[HVS_BANDS + j / 4] += 1ull << (16 * (j % 4));
         }
-        ured[t] = v;
-        __syncthreads();
-        for (int st = VG_BLOCK / 2; st > 0; st >>= 1) {
-            if (t < st) ured[t] += ured[t + st];
-            __syncthreads();
-        }
-        if (t == 0) row[1 + j] = ured[0];
-        __syncthreads();
     }
-    if (t == 0) row[0] = (vg_u64)(vg_i64)b;
-}
-
-// Inclusive scan of v over the block (Hillis-Steele through `s`); every thread must call it.
-VG_INLINE vg_u64 hvs_scan(vg_u64 v, vg_u64 *s) {
-    const int t = vg_tid();
-    s[t] = v;
-    __syncthreads();
-    for (int off = 1; off < VG_BLOCK; off <<= 1) {
-        const vg_u64 a = t >= off ? s[t - off] : 0;
-        __syncthreads();
-        s[t] += a;
-        __syncthreads();
+    v[HVS_SUMS - 1] = bad;
+    vg_block_sums<vg_u64, HVS_SUMS>(v, ured);
+    if (t < HVS_BANDS) {
+        row[1 + t] = ured[t * VG_BLOCK];
+        row[1 + HVS_BANDS + t] = (ured[(HVS_BANDS + t / 4) * VG_BLOCK] >> (16 * (t % 4))) & 0xffff;
     }
-    const vg_u64 r = s[t];
-    __syncthreads();
-    return r;
+    if (t == 0) {
+        row[0] = (vg_u64)(vg_i64)b;
+        row[1 + 2 * HVS_BANDS] = ured[(HVS_SUMS - 1) * VG_BLOCK];
+    }
 }
 
 // Minimum of v over the block; every thread must call it.
@@ -386,7 +416,7 @@ VG_INLINE void hvs_seq_plane(const float *terms, const double *work, int n, floa
                     valid = row[1 + HVS_BANDS + j] == 0 && row[1 + 2 * HVS_BANDS] == 0;
                 }
             }
-            const vg_u64 incl = hvs_scan(valid ? r : 0, sc);
+            const vg_u64 incl = vg_block_scan(valid ? r : 0, sc);
             const bool go = cc < nch && valid && k + incl <= HVS_KMAX;
             const int stop = hvs_min(go ? VG_BLOCK : t, mn);
             // `stop` chunks can be added: the new sum is (k + incl[stop - 1]) q.
@@ -444,7 +474,7 @@ VG_INLINE void hvs_seq_plane(const float *terms, const double *work, int n, floa
                     r[i] = q >= pos ? hvs_round(xs[q], e, &tie[i]) : 0;
                     mine += r[i];
                 }
-                const vg_u64 incl = hvs_scan(mine, sc);
+                const vg_u64 incl = vg_block_scan(mine, sc);
                 vg_u64 run = k + (incl - mine);
                 int stop = HVS_CHUNK;
                 for (int i = 0; i < HVS_PER_THREAD; ++i) {

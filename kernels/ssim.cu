@@ -181,20 +181,14 @@ ssim_terms(const float *__restrict__ hc, int dw, int h, float c1, float c2, floa
     }
     const int t = vg_tid();
     const double weight = i < n ? (double)(n - i) : 0.0;
+    double v[SSIM_PARTS];
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
         const double m = fabs(t4[q]);
-        red[(3 * q) * VG_BLOCK + t] = t4[q];
-        red[(3 * q + 1) * VG_BLOCK + t] = m;
-        red[(3 * q + 2) * VG_BLOCK + t] = m * weight;
+        v[3 * q] = t4[q];
+        v[3 * q + 1] = m;
+        v[3 * q + 2] = m * weight;
     }
-    __syncthreads();
-    for (int st = VG_BLOCK / 2; st > 0; st >>= 1) {
-        if (t < st) {
-#pragma unroll
-            for (int k = 0; k < SSIM_PARTS; ++k) red[k * VG_BLOCK + t] += red[k * VG_BLOCK + t + st];
-        }
-        __syncthreads();
-    }
+    vg_block_sums<double, SSIM_PARTS>(v, red);
     if (t < SSIM_PARTS) part[(vg_i64)blockIdx.x * SSIM_PARTS + t] = red[t * VG_BLOCK];
 }

@@ -426,7 +426,7 @@ fn launch_psnr_hvs_blocks(
     need(terms, 4 * 64 * bx * by, "psnr_hvs terms");
     Launch {
         kernel: Kernel::PsnrHvsBlocks,
-        grid: (blocks(bx * by, BLOCK as usize), 1),
+        grid: (blocks(bx * by, HVS_GROUPS), 1),
         args: vec![
             KArg::Ptr(r),
             KArg::Ptr(d),
@@ -439,6 +439,10 @@ fn launch_psnr_hvs_blocks(
         metric: "psnr_hvs",
     }
 }
+
+/// `HVS_GROUPS` in kernels/psnr_hvs.cu: 8x8 blocks per thread block of `psnr_hvs_blocks` (eight
+/// threads each).
+const HVS_GROUPS: usize = BLOCK as usize / 8;
 
 /// `HVS_CHUNK` and `HVS_ROW` in kernels/psnr_hvs.cu: terms per chunk of the float-sum tables,
 /// and u64 per chunk in them.
