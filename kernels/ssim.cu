@@ -24,9 +24,11 @@
 //       ("valid" output) of r, d, r*r, d*d, r*d: out holds 5 planes of dw x h, in that order.
 //   ssim_terms(const float *hc, int dw, int h, float c1, float c2, float c3, double *l,
 //              double *c, float *s, double *part)
-//       grid ceil(dw * dh / VG_BLOCK), dh = h - 10: the vertical pass of the 5 planes of
-//       ssim_hconv and the per-pixel terms, written to l, c, s (dw x dh each); part receives
-//       SSIM_PARTS doubles per block: for each of l*c*s, l, c, s (in that order) the block's
+//       grid ceil(dw / SSIM_TW) * ceil(dh / SSIM_TH), dh = h - 10: the vertical pass of the 5
+//       planes of ssim_hconv and the per-pixel terms, written to l, c, s (dw x dh each). Block
+//       b covers the tile of SSIM_TW x SSIM_TH pixels at column (b % tiles_x) * SSIM_TW, row
+//       (b / tiles_x) * SSIM_TH (tiles_x = ceil(dw / SSIM_TW)), so that a block's reads share
+//       rows in the cache. part receives SSIM_PARTS doubles per block: for each of l*c*s, l, c, s (in that order) the block's
 //       sum of the terms, of their magnitudes, and of the magnitudes times (n - i) (i the
 //       pixel's row-major index, n = dw * dh), each a tree sum over the block (stride 128, 64,
 //       ..., 1), so a term passes through at most 8 additions here.
@@ -34,6 +36,9 @@
 #define SSIM_GLEN 11
 #define SSIM_PARTS 12
 #define SSIM_LPF_LEN 9
+// ssim_terms' tile: SSIM_TW columns by SSIM_TH rows of pixels, a thread each.
+#define SSIM_TW 32
+#define SSIM_TH (VG_BLOCK / SSIM_TW)
 
 // iqa/ssim_tools.h: g_gaussian_window_h (= g_gaussian_window_v).
 __constant__ float SSIM_GAUSS[SSIM_GLEN] = {0.001028f, 0.007599f, 0.036001f, 0.109361f,
@@ -146,11 +151,14 @@ ssim_terms(const float *__restrict__ hc, int dw, int h, float c1, float c2, floa
     const int dh = h - SSIM_GLEN + 1;
     const vg_i64 plane = (vg_i64)dw * h;
     const vg_i64 n = (vg_i64)dw * dh;
-    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
-    // The terms l * c * s, l, c, s of this pixel (0 past the end).
+    const int tiles_x = (dw + SSIM_TW - 1) / SSIM_TW;
+    const int x = (int)(blockIdx.x % tiles_x) * SSIM_TW + vg_tid() % SSIM_TW;
+    const int y = (int)(blockIdx.x / tiles_x) * SSIM_TH + vg_tid() / SSIM_TW;
+    const bool in = x < dw && y < dh;
+    const vg_i64 i = (vg_i64)y * dw + x;
+    // The terms l * c * s, l, c, s of this pixel (0 outside the image).
     double t4[4] = {0.0, 0.0, 0.0, 0.0};
-    if (i < n) {
-        const int x = (int)(i % dw), y = (int)(i / dw);
+    if (in) {
         double a[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
         for (int v = 0; v < SSIM_GLEN; ++v) {
             const float k = SSIM_GAUSS[v];
@@ -180,7 +188,7 @@ ssim_terms(const float *__restrict__ hc, int dw, int h, float c1, float c2, floa
         t4[3] = (double)s;
     }
     const int t = vg_tid();
-    const double weight = i < n ? (double)(n - i) : 0.0;
+    const double weight = in ? (double)(n - i) : 0.0;
     double v[SSIM_PARTS];
 #pragma unroll
     for (int q = 0; q < 4; ++q) {

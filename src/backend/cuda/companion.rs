@@ -370,6 +370,14 @@ fn launch_ssim_hconv(
     }
 }
 
+/// `SSIM_TW` in kernels/ssim.cu: `ssim_terms`' tiles are `SSIM_TW` x `BLOCK / SSIM_TW` pixels.
+const SSIM_TW: usize = 32;
+
+/// `ssim_terms`' blocks for terms of `dw` x `dh`: one per tile.
+fn ssim_tiles((dw, dh): (usize, usize)) -> usize {
+    dw.div_ceil(SSIM_TW) * dh.div_ceil(BLOCK as usize / SSIM_TW)
+}
+
 /// `ssim_terms`: `hc` holds 5 planes of `dw` x `h` floats (h >= 11); `l`, `c` receive
 /// `dw * (h - 10)` doubles, `s` as many floats, `part` [`SSIM_PARTS`] doubles per block.
 fn launch_ssim_terms(
@@ -385,12 +393,12 @@ fn launch_ssim_terms(
     need(terms.c, 8 * n, "ssim_terms c");
     need(terms.s, 4 * n, "ssim_terms s");
     assert_eq!(terms.n, n);
-    assert_eq!(terms.blocks, blocks(n, BLOCK as usize) as usize);
+    assert_eq!(terms.blocks, ssim_tiles((dw, h - 10)));
     need(terms.part, 8 * SSIM_PARTS * terms.blocks, "ssim_terms part");
     let (c1, c2, c3) = ssim::ssim_constants();
     Launch {
         kernel: Kernel::SsimTerms,
-        grid: (blocks(n, BLOCK as usize), 1),
+        grid: (i32_of(terms.blocks) as u32, 1),
         args: vec![
             KArg::Ptr(hc),
             KArg::I32(i32_of(dw)),
@@ -770,11 +778,11 @@ impl Plan {
                 psnr[p] = Some(a.take(8));
             }
         }
-        let ssim_n = ssim_geom.map(|(_, sw, sh)| (sw - 10) * (sh - 10));
-        let ssim_part = ssim_n.map(|n| a.take(8 * SSIM_PARTS * blocks(n, BLOCK as usize) as usize));
-        let ms_n = levels.map(|(lw, lh)| (lw.max(10) - 10) * (lh.max(10) - 10));
-        let ms_part = ms_ok
-            .then(|| ms_n.map(|n| a.take(8 * SSIM_PARTS * blocks(n, BLOCK as usize) as usize)));
+        // The terms' dimensions (the "valid" output of the 11x11 window).
+        let ssim_dims = ssim_geom.map(|(_, sw, sh)| (sw - 10, sh - 10));
+        let ssim_part = ssim_dims.map(|d| a.take(8 * SSIM_PARTS * ssim_tiles(d)));
+        let ms_dims = levels.map(|(lw, lh)| (lw.max(10) - 10, lh.max(10) - 10));
+        let ms_part = ms_ok.then(|| ms_dims.map(|d| a.take(8 * SSIM_PARTS * ssim_tiles(d))));
         let ciede_part = ciede_factors.map(|f| {
             let b = blocks(w * h, BLOCK as usize) as usize;
             (a.take(8 * b), b, f)
@@ -807,19 +815,22 @@ impl Plan {
                 }
             })
         });
-        let terms = |a: &mut Arena, n: usize, part: Region| Terms {
-            l: a.take(8 * n),
-            c: a.take(8 * n),
-            s: a.take(4 * n),
-            part,
-            n,
-            blocks: blocks(n, BLOCK as usize) as usize,
+        let terms = |a: &mut Arena, (dw, dh): (usize, usize), part: Region| {
+            let n = dw * dh;
+            Terms {
+                l: a.take(8 * n),
+                c: a.take(8 * n),
+                s: a.take(4 * n),
+                part,
+                n,
+                blocks: ssim_tiles((dw, dh)),
+            }
         };
-        let ssim_terms = ssim_n.zip(ssim_part).map(|(n, p)| terms(&mut a, n, p));
+        let ssim_terms = ssim_dims.zip(ssim_part).map(|(d, p)| terms(&mut a, d, p));
         let ms_terms = ms_part.map(|parts| {
             let mut i = 0;
             parts.map(|p| {
-                let t = terms(&mut a, ms_n[i], p);
+                let t = terms(&mut a, ms_dims[i], p);
                 i += 1;
                 t
             })
