@@ -231,6 +231,11 @@ fn main() {
                 "  {w}x{h}@{bpc} companion metrics, worker host time per frame: queueing {:.3} ms (in enqueue above), taking the scores {:.3} ms",
                 kt.host_companion_submit_ms, kt.host_companion_take_ms
             );
+            let (n, wait, stage, queue, spawn) =
+                gstvmafgpu::backend::cuda::companion::feeder_times();
+            eprintln!(
+                "  {w}x{h}@{bpc} companion feeder thread per frame over {n} frames (process total): waiting for a ring buffer {wait:.3} ms, staging {stage:.3} ms, queueing {queue:.3} ms, starting the scoring thread {spawn:.3} ms"
+            );
         }
     }
 }

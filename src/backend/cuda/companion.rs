@@ -563,6 +563,29 @@ const TREE_STEPS: usize = BLOCK.trailing_zeros() as usize;
 /// since the process started: a diagnostic for tests and benchmarks.
 pub static HOST_SUMMED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// Where the feeder thread's time goes, since the process started (nanoseconds; a diagnostic
+/// for benchmarks, see [`feeder_times`]): frames fed, waiting for a ring buffer (held by a
+/// frame whose scores are not finished: the GPU or the scoring threads are behind), staging
+/// the planes into it, queueing the uploads, kernels and readback, starting the scoring thread.
+static FEEDER_NS: [std::sync::atomic::AtomicU64; 5] =
+    [const { std::sync::atomic::AtomicU64::new(0) }; 5];
+
+/// The feeder thread's time per frame since the process started, in milliseconds: (frames,
+/// waiting for a ring buffer, staging, queueing, starting the scoring thread).
+pub fn feeder_times() -> (u64, f64, f64, f64, f64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let n = FEEDER_NS[0].load(Relaxed);
+    let per = |i: usize| FEEDER_NS[i].load(Relaxed) as f64 / 1e6 / n.max(1) as f64;
+    (n, per(1), per(2), per(3), per(4))
+}
+
+fn feeder_add(i: usize, since: std::time::Instant) -> std::time::Instant {
+    let now = std::time::Instant::now();
+    let ns = u64::try_from((now - since).as_nanos()).unwrap_or(u64::MAX);
+    FEEDER_NS[i].fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
+    now
+}
+
 /// Reads a region of a frame's device results (the frame's own slot) into host memory.
 pub type Fetch<'a> = dyn Fn(Region) -> Result<Vec<u8>> + Sync + 'a;
 
@@ -1480,9 +1503,12 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
     let bound = ctx.bind_to_thread().map_err(be("bind context"));
     let pool = super::StagePool::new(3);
     for f in rx {
+        let t0 = std::time::Instant::now();
+        FEEDER_NS[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let queued = match &bound {
             Ok(()) => {
                 let mut rb = f.rb.lock().unwrap_or_else(|e| e.into_inner());
+                feeder_add(1, t0);
                 let r = enqueue(&launcher, &pool, &f.plan, f.base, &mut rb, &f.job);
                 if r.is_err() {
                     // What was queued may still run: let it finish before the buffers are
@@ -1513,6 +1539,7 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
             rb,
             outcome,
         } = f;
+        let t_spawn = std::time::Instant::now();
         let for_thread = Arc::clone(&outcome);
         let ctx = Arc::clone(&ctx);
         let spawned = std::thread::Builder::new()
@@ -1535,6 +1562,7 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
                 });
                 for_thread.set(r);
             });
+        feeder_add(4, t_spawn);
         if let Err(e) = spawned {
             // No thread to be had: the frame is not scored (its scores say why).
             outcome.set(Err(Error::Backend(format!(
@@ -1600,6 +1628,7 @@ fn enqueue(
     // The planes into staging, one host thread per plane.
     let uploads = plan.uploads(job);
     let total: usize = uploads.iter().map(|(r, _)| r.bytes).sum();
+    let t_stage = std::time::Instant::now();
     let mut rest = rb.staging.slice_mut(0, total);
     for (r, data) in &uploads {
         let (dst, tail) = std::mem::take(&mut rest).split_at_mut(r.bytes);
@@ -1608,6 +1637,7 @@ fn enqueue(
         // plane split over the feeder's staging threads.
         pool.convert(data, dst, plan.narrow);
     }
+    let t_queue = feeder_add(2, t_stage);
     // SAFETY: every copy stays inside the arena (the plan's regions; the staged planes are
     // exactly region-sized, Geometry::of checked the job's plane lengths) and inside the ring
     // buffer (staging holds every input region, readback readback.bytes). Both host buffers
@@ -1666,6 +1696,7 @@ fn enqueue(
         }
     }
     rb.done.record(&k.readback).map_err(ev)?;
+    feeder_add(3, t_queue);
     Ok(())
 }
 
