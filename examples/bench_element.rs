@@ -466,7 +466,33 @@ fn main() {
         for backend in &o.backends {
             for &memory in &o.memories {
                 let element = (backend.as_str(), &o.metrics[..]);
+                #[cfg(feature = "cuda")]
+                let before = gstvmafgpu::backend::cuda::companion::feeder_ns();
+                let pushes = gstvmafgpu::engine::push_times();
                 let tp = run(element, memory, c, &info, &luma, c.frames, None);
+                let p = gstvmafgpu::engine::push_times();
+                let calls = (p[0] - pushes[0]).max(1) as f64;
+                if p[0] > pushes[0] {
+                    let ms = |i: usize| (p[i] - pushes[i]) as f64 / 1e6 / calls;
+                    eprintln!(
+                        "  engine push (copying route) per frame over {calls} frames: copying the planes {:.3} ms, submitting {:.3} ms, collecting {:.3} ms",
+                        ms(1),
+                        ms(2),
+                        ms(3)
+                    );
+                }
+                #[cfg(feature = "cuda")]
+                {
+                    use gstvmafgpu::backend::cuda::companion::{feeder_ns, per_frame_ms};
+                    let after = feeder_ns();
+                    let t = per_frame_ms(std::array::from_fn(|i| after[i] - before[i]));
+                    if t[0] > 0.0 {
+                        eprintln!(
+                            "  companion metrics per frame over {} frames: submit to feeder {:.3} ms; feeder: waiting for a ring buffer {:.3} ms, staging {:.3} ms, queueing {:.3} ms, starting the scoring thread {:.3} ms; queued to readback done {:.3} ms; scoring {:.3} ms; scores set to taken {:.3} ms",
+                            t[0], t[5], t[1], t[2], t[3], t[4], t[6], t[7], t[8]
+                        );
+                    }
+                }
                 let lat = if o.latency_frames > 1 {
                     run(
                         element,

@@ -388,6 +388,25 @@ impl Plan {
 
 /// Copy (and check) both luma planes; large frames on two threads at once, since this copy is
 /// the engine's own per-frame work on the calling thread (what limits it in front of a GPU).
+/// Where [`Scorer::push`]'s time goes, since the process started (a diagnostic for
+/// benchmarks, see [`push_times`]): calls, then nanoseconds copying the planes, submitting the
+/// frame to the backend, collecting results (waiting when too many frames are in flight).
+static PUSH_NS: [std::sync::atomic::AtomicU64; 4] =
+    [const { std::sync::atomic::AtomicU64::new(0) }; 4];
+
+fn push_time(i: usize, since: std::time::Instant) -> std::time::Instant {
+    let now = std::time::Instant::now();
+    let ns = u64::try_from(now.saturating_duration_since(since).as_nanos()).unwrap_or(u64::MAX);
+    PUSH_NS[i].fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
+    now
+}
+
+/// [`Scorer::push`]'s totals since the process started: (calls, nanoseconds copying the planes,
+/// submitting to the backend, collecting results). Differences of two readings give a run's.
+pub fn push_times() -> [u64; 4] {
+    std::array::from_fn(|i| PUSH_NS[i].load(std::sync::atomic::Ordering::Relaxed))
+}
+
 fn copy_pair(
     reference: &Picture<'_>,
     r: &mut OwnedPlane,
@@ -797,6 +816,7 @@ impl Scorer {
         distorted: &Picture<'_>,
     ) -> Result<Vec<FrameScores>> {
         let geometry = self.validate(reference, distorted)?;
+        let t_copy = std::time::Instant::now();
 
         let mut rbuf = self.take_buffer();
         let mut dbuf = self.take_buffer();
@@ -825,6 +845,7 @@ impl Scorer {
                 return Err(e);
             }
         };
+        let t_submit = push_time(1, t_copy);
 
         // Accepted: from here on the frame belongs to the clip.
         let distance = self.plan.motion.frame_distance() as usize;
@@ -858,6 +879,7 @@ impl Scorer {
             self.abort_clip();
             return Err(e);
         }
+        let t_collect = push_time(2, t_submit);
         self.clip.geometry = Some(geometry);
         self.clip.next_index += 1;
         self.clip.in_flight += 1;
@@ -875,6 +897,8 @@ impl Scorer {
         while self.clip.in_flight > max {
             self.collect_one(true, &mut out)?;
         }
+        push_time(3, t_collect);
+        PUSH_NS[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(out)
     }
 

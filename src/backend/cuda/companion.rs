@@ -563,26 +563,63 @@ const TREE_STEPS: usize = BLOCK.trailing_zeros() as usize;
 /// since the process started: a diagnostic for tests and benchmarks.
 pub static HOST_SUMMED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Where the feeder thread's time goes, since the process started (nanoseconds; a diagnostic
-/// for benchmarks, see [`feeder_times`]): frames fed, waiting for a ring buffer (held by a
-/// frame whose scores are not finished: the GPU or the scoring threads are behind), staging
-/// the planes into it, queueing the uploads, kernels and readback, starting the scoring thread.
-static FEEDER_NS: [std::sync::atomic::AtomicU64; 5] =
-    [const { std::sync::atomic::AtomicU64::new(0) }; 5];
+/// Where a frame's time goes, since the process started (nanoseconds; a diagnostic for
+/// benchmarks, see [`feeder_times`]), indexed by [`Stage`].
+static FEEDER_NS: [std::sync::atomic::AtomicU64; 9] =
+    [const { std::sync::atomic::AtomicU64::new(0) }; 9];
 
-/// The feeder thread's time per frame since the process started, in milliseconds: (frames,
-/// waiting for a ring buffer, staging, queueing, starting the scoring thread).
-pub fn feeder_times() -> (u64, f64, f64, f64, f64) {
-    use std::sync::atomic::Ordering::Relaxed;
-    let n = FEEDER_NS[0].load(Relaxed);
-    let per = |i: usize| FEEDER_NS[i].load(Relaxed) as f64 / 1e6 / n.max(1) as f64;
-    (n, per(1), per(2), per(3), per(4))
+/// The entries of [`feeder_times`]' result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Frames fed (a count).
+    Frames = 0,
+    /// The feeder waiting for the frame's ring buffer (held by a frame whose scores are not
+    /// finished: the GPU or the scoring threads are behind).
+    RingWait,
+    /// The feeder staging the planes into the ring buffer.
+    Staging,
+    /// The feeder queueing the uploads, kernels and readback.
+    Queueing,
+    /// The feeder starting the frame's scoring thread.
+    Spawn,
+    /// From `submit` to the feeder taking the frame (the feeder busy with earlier frames).
+    ToFeeder,
+    /// From the end of queueing to the frame's readback done, as its scoring thread sees it
+    /// (the GPU's share of the latency).
+    Gpu,
+    /// From the readback done to the scores set (the scoring thread's work).
+    Scoring,
+    /// From the scores set to the owner taking them (`take`).
+    ToOwner,
 }
 
-fn feeder_add(i: usize, since: std::time::Instant) -> std::time::Instant {
+/// Milliseconds per frame of each [`Stage`] since the process started, indexed by `Stage`
+/// (`Stage::Frames`: the frame count).
+pub fn feeder_times() -> [f64; 9] {
+    per_frame_ms(feeder_ns())
+}
+
+/// The raw totals behind [`feeder_times`] (nanoseconds; `Stage::Frames`: the frame count).
+pub fn feeder_ns() -> [u64; 9] {
+    std::array::from_fn(|i| FEEDER_NS[i].load(std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Totals from [`feeder_ns`] (or a difference of two) as milliseconds per frame.
+pub fn per_frame_ms(t: [u64; 9]) -> [f64; 9] {
+    let n = t[0].max(1) as f64;
+    std::array::from_fn(|i| {
+        if i == 0 {
+            t[0] as f64
+        } else {
+            t[i] as f64 / 1e6 / n
+        }
+    })
+}
+
+fn feeder_add(stage: Stage, since: std::time::Instant) -> std::time::Instant {
     let now = std::time::Instant::now();
-    let ns = u64::try_from((now - since).as_nanos()).unwrap_or(u64::MAX);
-    FEEDER_NS[i].fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
+    let ns = u64::try_from(now.saturating_duration_since(since).as_nanos()).unwrap_or(u64::MAX);
+    FEEDER_NS[stage as usize].fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
     now
 }
 
@@ -1390,10 +1427,13 @@ type Readback = Arc<Mutex<RingBuf>>;
 struct Outcome {
     scores: Mutex<Option<Result<CompanionScores>>>,
     ready: Condvar,
+    /// When the scores were set (for [`Stage::ToOwner`]).
+    set_at: Mutex<Option<std::time::Instant>>,
 }
 
 impl Outcome {
     fn set(&self, r: Result<CompanionScores>) {
+        *self.set_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
         *self.scores.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
         self.ready.notify_all();
     }
@@ -1419,6 +1459,8 @@ impl Outcome {
 /// One frame for the feeder thread: everything it needs to stage and queue the frame and to
 /// start its scoring thread.
 struct Feed {
+    /// When `submit` handed it over (for [`Stage::ToFeeder`]).
+    submitted: std::time::Instant,
     job: FrameJob,
     plan: Arc<Plan>,
     base: u64,
@@ -1474,8 +1516,10 @@ fn score_frame(
     base: u64,
     rb: &RingBuf,
     job: &FrameJob,
+    queued: std::time::Instant,
 ) -> Result<CompanionScores> {
     rb.done.synchronize().map_err(be("cuEventSynchronize"))?;
+    let gpu_done = feeder_add(Stage::Gpu, queued);
     let slot = rb.slot;
     let fetch = |r: Region| -> Result<Vec<u8>> {
         ctx.bind_to_thread().map_err(be("bind context"))?;
@@ -1493,7 +1537,9 @@ fn score_frame(
             .map_err(be("read back terms"))?;
         Ok(v)
     };
-    plan.scores(job, rb.readback.slice(0, plan.readback.bytes), &fetch)
+    let r = plan.scores(job, rb.readback.slice(0, plan.readback.bytes), &fetch);
+    feeder_add(Stage::Scoring, gpu_done);
+    r
 }
 
 /// The feeder thread: frames in submission order, each staged and queued on the stream (one
@@ -1503,12 +1549,12 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
     let bound = ctx.bind_to_thread().map_err(be("bind context"));
     let pool = super::StagePool::new(3);
     for f in rx {
-        let t0 = std::time::Instant::now();
-        FEEDER_NS[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let t0 = feeder_add(Stage::ToFeeder, f.submitted);
+        FEEDER_NS[Stage::Frames as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let queued = match &bound {
             Ok(()) => {
                 let mut rb = f.rb.lock().unwrap_or_else(|e| e.into_inner());
-                feeder_add(1, t0);
+                feeder_add(Stage::RingWait, t0);
                 let r = enqueue(&launcher, &pool, &f.plan, f.base, &mut rb, &f.job);
                 if r.is_err() {
                     // What was queued may still run: let it finish before the buffers are
@@ -1538,6 +1584,7 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
             base,
             rb,
             outcome,
+            ..
         } = f;
         let t_spawn = std::time::Instant::now();
         let for_thread = Arc::clone(&outcome);
@@ -1550,7 +1597,7 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
                 // and must be the one that does (its thread has the context).
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
                     let guard = rb.lock().unwrap_or_else(|e| e.into_inner());
-                    let r = score_frame(&ctx, &plan, base, &guard, &job);
+                    let r = score_frame(&ctx, &plan, base, &guard, &job, t_spawn);
                     drop(guard);
                     drop((rb, plan, job));
                     r
@@ -1562,7 +1609,7 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
                 });
                 for_thread.set(r);
             });
-        feeder_add(4, t_spawn);
+        feeder_add(Stage::Spawn, t_spawn);
         if let Err(e) = spawned {
             // No thread to be had: the frame is not scored (its scores say why).
             outcome.set(Err(Error::Backend(format!(
@@ -1637,7 +1684,7 @@ fn enqueue(
         // plane split over the feeder's staging threads.
         pool.convert(data, dst, plan.narrow);
     }
-    let t_queue = feeder_add(2, t_stage);
+    let t_queue = feeder_add(Stage::Staging, t_stage);
     // SAFETY: every copy stays inside the arena (the plan's regions; the staged planes are
     // exactly region-sized, Geometry::of checked the job's plane lengths) and inside the ring
     // buffer (staging holds every input region, readback readback.bytes). Both host buffers
@@ -1696,7 +1743,7 @@ fn enqueue(
         }
     }
     rb.done.record(&k.readback).map_err(ev)?;
-    feeder_add(3, t_queue);
+    feeder_add(Stage::Queueing, t_queue);
     Ok(())
 }
 
@@ -1863,6 +1910,7 @@ impl CompanionGpu {
         f.next = (ring + 1) % f.readbacks.len();
         let outcome = Arc::new(Outcome::default());
         let item = Feed {
+            submitted: std::time::Instant::now(),
             job: job.clone(),
             plan: Arc::clone(&f.plan),
             base: f.base,
@@ -1926,6 +1974,9 @@ impl CompanionGpu {
             return;
         };
         let r = p.outcome.wait();
+        if let Some(at) = *p.outcome.set_at.lock().unwrap_or_else(|e| e.into_inner()) {
+            feeder_add(Stage::ToOwner, at);
+        }
         self.finished.push_back((p.ticket, r));
     }
 
