@@ -407,32 +407,67 @@ pub fn push_times() -> [u64; 4] {
     std::array::from_fn(|i| PUSH_NS[i].load(std::sync::atomic::Ordering::Relaxed))
 }
 
-fn copy_pair(
+fn copy_frame(
     reference: &Picture<'_>,
     r: &mut OwnedPlane,
     distorted: &Picture<'_>,
     d: &mut OwnedPlane,
-) -> Result<()> {
+    chroma: Option<&mut ChromaPair>,
+) -> Result<bool> {
     const PARALLEL_FROM: usize = 1 << 20;
+    let chroma_of = |p: &Picture<'_>, uv: Option<&mut [OwnedPlane; 2]>| -> Result<bool> {
+        match uv {
+            Some([u, v]) => p.copy_chroma_libvmaf(u, v),
+            None => Ok(false),
+        }
+    };
+    let (rc, dc) = match chroma {
+        Some(ChromaPair {
+            reference: rc,
+            distorted: dc,
+        }) => (Some(rc), Some(dc)),
+        None => (None, None),
+    };
     if reference.width * reference.height < PARALLEL_FROM {
-        return reference.copy_luma(r).and_then(|()| distorted.copy_luma(d));
+        reference.copy_luma(r)?;
+        distorted.copy_luma(d)?;
+        let has = chroma_of(reference, rc)?;
+        return Ok(chroma_of(distorted, dc)? && has);
+    }
+    // The planes at once: the distorted luma and each picture's chroma on threads of their
+    // own, the reference luma here. Errors in the sequential order (reference luma, distorted
+    // luma, reference chroma, distorted chroma).
+    fn spawn<'scope, F>(
+        s: &'scope std::thread::Scope<'scope, '_>,
+        f: F,
+    ) -> Result<std::thread::ScopedJoinHandle<'scope, Result<bool>>>
+    where
+        F: FnOnce() -> Result<bool> + Send + 'scope,
+    {
+        std::thread::Builder::new()
+            .spawn_scoped(s, f)
+            // No thread to be had (resources exhausted): refuse the frame, nothing is lost.
+            .map_err(|e| Error::State(format!("cannot start a thread to copy the frame: {e}")))
     }
     std::thread::scope(|s| {
-        let other = std::thread::Builder::new().spawn_scoped(s, || distorted.copy_luma(d));
+        let with_chroma = rc.is_some();
+        let dl = spawn(s, || distorted.copy_luma(d).map(|()| true));
+        let rch = with_chroma.then(|| spawn(s, move || chroma_of(reference, rc)));
+        let dch = with_chroma.then(|| spawn(s, move || chroma_of(distorted, dc)));
         let first = reference.copy_luma(r);
-        match other {
-            // The reference's error first, as the sequential order reports it.
-            Ok(h) => {
-                let second = h
-                    .join()
-                    .unwrap_or_else(|_| Err(Error::State("luma copy thread panicked".into())));
-                first.and(second)
-            }
-            // No thread to be had (resources exhausted): refuse the frame, nothing is lost.
-            Err(e) => Err(Error::State(format!(
-                "cannot start a thread to copy the frame: {e}"
-            ))),
-        }
+        let join = |h: Result<std::thread::ScopedJoinHandle<'_, Result<bool>>>| {
+            h.and_then(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::State("plane copy thread panicked".into())))
+            })
+        };
+        let second = join(dl);
+        let third = rch.map(join).unwrap_or(Ok(false));
+        let fourth = dch.map(join).unwrap_or(Ok(false));
+        first?;
+        second?;
+        let has = third?;
+        Ok(fourth? && has)
     })
 }
 
@@ -752,33 +787,25 @@ impl Scorer {
         Ok(())
     }
 
-    /// Copy both pictures' chroma (libvmaf's chroma size) into a recycled pair; `None` when the
-    /// pictures have none.
-    fn copy_chroma(
-        &mut self,
-        reference: &Picture<'_>,
-        distorted: &Picture<'_>,
-    ) -> Result<Option<Arc<ChromaPair>>> {
-        let mut pair = match self
+    /// A free chroma buffer (unique `Arc`), recycled when possible.
+    fn take_chroma(&mut self) -> Arc<ChromaPair> {
+        match self
             .chroma_buffers
             .iter_mut()
             .position(|b| Arc::get_mut(b).is_some())
         {
             Some(i) => self.chroma_buffers.swap_remove(i),
             None => Arc::new(ChromaPair::default()),
-        };
-        let Some(p) = Arc::get_mut(&mut pair) else {
-            return Err(Error::State("internal: chroma buffer in use".into()));
-        };
-        let [ru, rv] = &mut p.reference;
-        let [du, dv] = &mut p.distorted;
-        let has =
-            reference.copy_chroma_libvmaf(ru, rv)? && distorted.copy_chroma_libvmaf(du, dv)?;
+        }
+    }
+
+    /// Keep `pair` for reuse (up to a few more than the frames in flight), returning it.
+    fn keep_chroma(&mut self, pair: Arc<ChromaPair>) -> Arc<ChromaPair> {
         let cap = self.backend.max_in_flight() + 4;
         if self.chroma_buffers.len() < cap {
             self.chroma_buffers.push(Arc::clone(&pair));
         }
-        Ok(has.then_some(pair))
+        pair
     }
 
     /// A free plane buffer (unique `Arc`), recycled when possible.
@@ -818,30 +845,31 @@ impl Scorer {
         let geometry = self.validate(reference, distorted)?;
         let t_copy = std::time::Instant::now();
 
-        let mut rbuf = self.take_buffer();
-        let mut dbuf = self.take_buffer();
-        let copied = {
-            // Both are unique: fresh, or free buffers from the pool.
-            let (Some(r), Some(d)) = (Arc::get_mut(&mut rbuf), Arc::get_mut(&mut dbuf)) else {
-                return Err(Error::State("internal: plane buffer in use".into()));
-            };
-            copy_pair(reference, r, distorted, d)
-        };
         let index = self.clip.next_index;
         let features = index.is_multiple_of(self.subsample());
         let companions = self.cfg.companions;
-        let chroma = match copied {
-            Ok(()) if features && companions.needs_chroma() => {
-                self.copy_chroma(reference, distorted)
+        let mut rbuf = self.take_buffer();
+        let mut dbuf = self.take_buffer();
+        let mut pair = (features && companions.needs_chroma()).then(|| self.take_chroma());
+        let copied = {
+            // All are unique: fresh, or free buffers from the pools.
+            let (Some(r), Some(d)) = (Arc::get_mut(&mut rbuf), Arc::get_mut(&mut dbuf)) else {
+                return Err(Error::State("internal: plane buffer in use".into()));
+            };
+            match pair.as_mut().map(Arc::get_mut) {
+                Some(None) => Err(Error::State("internal: chroma buffer in use".into())),
+                Some(Some(c)) => copy_frame(reference, r, distorted, d, Some(c)),
+                None => copy_frame(reference, r, distorted, d, None),
             }
-            Ok(()) => Ok(None),
-            Err(e) => Err(e),
         };
-        let chroma = match chroma {
-            Ok(c) => c,
+        let chroma = match copied {
+            Ok(has) => pair.map(|p| self.keep_chroma(p)).filter(|_| has),
             Err(e) => {
                 self.keep_buffer(rbuf);
                 self.keep_buffer(dbuf);
+                if let Some(p) = pair {
+                    self.keep_chroma(p);
+                }
                 return Err(e);
             }
         };
