@@ -343,6 +343,53 @@ impl StagePool {
 }
 
 impl StagePool {
+    /// [`StagePool::convert`] for several planes at once: every plane's chunks go out in one
+    /// round (one wait for all of them, not one per plane), the calling thread taking its
+    /// share.
+    fn convert_all(&self, planes: Vec<(&[u16], &mut [u8])>, eight_bit: bool) {
+        let parts = self.txs.len() + 1;
+        let bps = if eight_bit { 1 } else { 2 };
+        let total: usize = planes.iter().map(|(s, _)| s.len()).sum();
+        // Chunks of whole cache lines, at least 64 KiB of samples each (a plane's last chunk
+        // may be shorter).
+        let per = total.div_ceil(parts).next_multiple_of(64).max(1 << 16);
+        let mut chunks: Vec<(&[u16], &mut [u8])> = Vec::new();
+        for (src, dst) in planes {
+            let (mut s, mut d) = (src, &mut dst[..src.len() * bps]);
+            while s.len() > per {
+                let (s0, s1) = s.split_at(per);
+                let (d0, d1) = std::mem::take(&mut d).split_at_mut(per * bps);
+                chunks.push((s0, d0));
+                s = s1;
+                d = d1;
+            }
+            chunks.push((s, d));
+        }
+        let mut sent = 0;
+        let mut mine = Vec::new();
+        for (k, (s, d)) in chunks.into_iter().enumerate() {
+            let helper = k % parts;
+            let c = Chunk {
+                src: s.as_ptr(),
+                dst: d.as_mut_ptr(),
+                len: s.len(),
+                eight_bit,
+            };
+            if helper < self.txs.len() && self.txs[helper].send(Task::Convert(c)).is_ok() {
+                sent += 1;
+            } else {
+                mine.push((s, d));
+            }
+        }
+        for (s, d) in mine {
+            convert(s, d, eight_bit);
+        }
+        for _ in 0..sent {
+            // As in convert: the borrows end once every helper has reported.
+            let _ = self.done.recv();
+        }
+    }
+
     /// Copy the rows of `src` back to back into `dst` (at least `row_bytes * height` bytes),
     /// split over the pool and the calling thread.
     fn copy_rows(&self, src: &HostPlane, dst: &mut [u8]) {

@@ -1547,7 +1547,9 @@ fn score_frame(
 /// scored on a thread of its own. Ends when the sender is dropped.
 fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
     let bound = ctx.bind_to_thread().map_err(be("bind context"));
-    let pool = super::StagePool::new(3);
+    // Staging is memory-bound: up to 8 threads with this one (the worker stages VMAF's planes
+    // at the same time with its own).
+    let pool = super::StagePool::new(super::stage_threads().min(8) - 1);
     for f in rx {
         let t0 = feeder_add(Stage::ToFeeder, f.submitted);
         FEEDER_NS[Stage::Frames as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -1677,13 +1679,15 @@ fn enqueue(
     let total: usize = uploads.iter().map(|(r, _)| r.bytes).sum();
     let t_stage = std::time::Instant::now();
     let mut rest = rb.staging.slice_mut(0, total);
+    let mut planes = Vec::with_capacity(uploads.len());
     for (r, data) in &uploads {
         let (dst, tail) = std::mem::take(&mut rest).split_at_mut(r.bytes);
         rest = tail;
-        // Bytes for 8-bit planes, else little-endian u16 samples (a plain copy on x86), each
-        // plane split over the feeder's staging threads.
-        pool.convert(data, dst, plan.narrow);
+        planes.push((*data, dst));
     }
+    // Bytes for 8-bit planes, else little-endian u16 samples (a plain copy on x86), all the
+    // planes split at once over the feeder's staging threads.
+    pool.convert_all(planes, plan.narrow);
     let t_queue = feeder_add(Stage::Staging, t_stage);
     // SAFETY: every copy stays inside the arena (the plan's regions; the staged planes are
     // exactly region-sized, Geometry::of checked the job's plane lengths) and inside the ring
