@@ -1626,6 +1626,60 @@ mod tests {
     use super::*;
     use crate::backend::HostBytes;
 
+    /// Several planes staged in one round (StagePool::convert_all): each plane's samples land
+    /// in its own destination, bytes for 8-bit and little-endian u16 otherwise, whatever the
+    /// split (planes smaller than a chunk, planes of several chunks, more chunks than threads,
+    /// a pool without helpers); bytes past each plane's part are left alone.
+    #[test]
+    fn stage_pool_converts_all_planes_at_once() {
+        let mut mismatches = Vec::new();
+        for helpers in [0usize, 1, 3, 7] {
+            let pool = StagePool::new(helpers);
+            for eight_bit in [true, false] {
+                let sizes = [
+                    1usize,
+                    33 * 33,
+                    1 << 16,
+                    (1 << 17) + 5,
+                    1920 * 1080,
+                    960 * 540,
+                ];
+                let srcs: Vec<Vec<u16>> = sizes
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &n)| {
+                        (0..n)
+                            .map(|i| {
+                                let v = (i * 31 + k * 7 + i / 509) as u16;
+                                if eight_bit { v & 0xff } else { v }
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let bps = if eight_bit { 1 } else { 2 };
+                let mut dsts: Vec<Vec<u8>> =
+                    sizes.iter().map(|&n| vec![0xA5u8; n * bps + 3]).collect();
+                let planes: Vec<(&[u16], &mut [u8])> = srcs
+                    .iter()
+                    .zip(dsts.iter_mut())
+                    .map(|(s, d)| (&s[..], &mut d[..]))
+                    .collect();
+                pool.convert_all(planes, eight_bit);
+                for (k, (src, dst)) in srcs.iter().zip(&dsts).enumerate() {
+                    let mut want = vec![0xA5u8; src.len() * bps + 3];
+                    convert(src, &mut want, eight_bit);
+                    if *dst != want {
+                        mismatches.push((helpers, eight_bit, k));
+                    }
+                }
+            }
+        }
+        assert!(
+            mismatches.is_empty(),
+            "(helpers, 8-bit, plane): {mismatches:?}"
+        );
+    }
+
     /// Host planes copied into staging on the stage threads: every row compacted, in order,
     /// whatever the split (small planes on the caller alone, large ones over the pool), 8- and
     /// 16-bit rows, odd strides.
