@@ -1566,6 +1566,60 @@ mod companion_tests {
         }
     }
 
+    /// The frame copy at sizes that take the threaded path (and one that does not): the same
+    /// planes as the sequential copies, chroma at libvmaf's size, and a bad plane's error is the
+    /// sequential order's first (here: a reference plane too short fails before the distorted
+    /// one).
+    #[test]
+    fn frame_copy_equals_sequential_copies() {
+        for (w, h) in [(1920usize, 1080usize), (1281, 819), (64, 48)] {
+            let (rb, db) = (content(w, h, 1, true), content(w, h, 2, false));
+            let (r, d) = (i420(&rb, w, h), i420(&db, w, h));
+            let (mut rl, mut dl) = (OwnedPlane::default(), OwnedPlane::default());
+            let mut pair = ChromaPair::default();
+            let has = copy_frame(&r, &mut rl, &d, &mut dl, Some(&mut pair)).unwrap();
+            assert!(has, "{w}x{h}: chroma expected");
+            let (mut wr, mut wd) = (OwnedPlane::default(), OwnedPlane::default());
+            r.copy_luma(&mut wr).unwrap();
+            d.copy_luma(&mut wd).unwrap();
+            assert_eq!((rl.data, dl.data), (wr.data, wd.data), "{w}x{h} luma");
+            let mut want = ChromaPair::default();
+            let [ru, rv] = &mut want.reference;
+            assert!(r.copy_chroma_libvmaf(ru, rv).unwrap());
+            let [du, dv] = &mut want.distorted;
+            assert!(d.copy_chroma_libvmaf(du, dv).unwrap());
+            for k in 0..2 {
+                assert_eq!(
+                    pair.reference[k].data, want.reference[k].data,
+                    "{w}x{h} ref chroma {k}"
+                );
+                assert_eq!(
+                    pair.distorted[k].data, want.distorted[k].data,
+                    "{w}x{h} dis chroma {k}"
+                );
+                assert_eq!(
+                    pair.reference[k].width,
+                    (w >> 1),
+                    "{w}x{h}: libvmaf's chroma width"
+                );
+            }
+            // Without chroma wanted: lumas only.
+            let (mut a, mut b) = (OwnedPlane::default(), OwnedPlane::default());
+            assert!(!copy_frame(&r, &mut a, &d, &mut b, None).unwrap());
+            // A reference luma too short fails first, as the sequential copy reports.
+            let short = Picture {
+                luma: PlaneRef {
+                    data: &rb[..w * h / 2],
+                    stride: w,
+                },
+                ..r
+            };
+            let seq = short.copy_luma(&mut OwnedPlane::default()).unwrap_err();
+            let got = copy_frame(&short, &mut a, &d, &mut b, Some(&mut pair)).unwrap_err();
+            assert_eq!(format!("{got:?}"), format!("{seq:?}"), "{w}x{h}");
+        }
+    }
+
     fn content(w: usize, h: usize, t: usize, noisy: bool) -> Vec<u8> {
         let n = w * h + 2 * w.div_ceil(2) * h.div_ceil(2);
         (0..n)
