@@ -134,7 +134,7 @@ impl Report {
         assert!(self.checked > 0);
         eprintln!(
             "{test}: {} frames; largest CIEDE2000 difference GPU vs CPU: {:e} dB (bound {CIEDE_BOUND:e} \
-             + the sum order's); SSIM/MS-SSIM frames whose terms were read back (process total): {}",
+             + the sum order's); sums the host finished from read-back terms (SSIM/MS-SSIM images, PSNR-HVS planes; process total): {}",
             self.checked,
             self.ciede_max,
             companion::HOST_SUMMED.load(std::sync::atomic::Ordering::Relaxed)

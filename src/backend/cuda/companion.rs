@@ -738,6 +738,10 @@ pub struct Plan {
     /// Regions to zero before the launches (accumulators).
     pub zero: Vec<Region>,
     pub launches: Vec<Launch>,
+    /// Each launch's metric as an index into the feeder's streams (`METRICS`), and which of
+    /// them the plan uses: worked out once here, not per frame.
+    pub metric_streams: Vec<usize>,
+    pub metrics_used: [bool; METRICS.len()],
     /// The frame's results, the last region of the arena.
     pub results: Region,
     /// What is read back after the launches: the start of `results`.
@@ -1018,6 +1022,11 @@ impl Plan {
                 out,
             ));
         }
+        let metric_streams: Vec<usize> = launches.iter().map(|l| metric_index(l.metric)).collect();
+        let mut metrics_used = [false; METRICS.len()];
+        for &i in &metric_streams {
+            metrics_used[i] = true;
+        }
         Plan {
             geom,
             arena: a.bytes.max(256),
@@ -1027,6 +1036,8 @@ impl Plan {
             prep,
             zero,
             launches,
+            metric_streams,
+            metrics_used,
             results,
             readback,
             psnr,
@@ -1711,17 +1722,13 @@ fn enqueue(
         launch(k, &k.stream, plan, base, rb.slot, l)?;
     }
     rb.up.record(&k.stream).map_err(be("cuEventRecord"))?;
-    let mut used = [false; METRICS.len()];
-    for l in &plan.launches {
-        used[metric_index(l.metric)] = true;
-    }
+    let used = &plan.metrics_used;
     for (i, s) in k.metric.iter().enumerate() {
         if used[i] {
             s.wait(&rb.up).map_err(be("cuStreamWaitEvent"))?;
         }
     }
-    for l in &plan.launches {
-        let i = metric_index(l.metric);
+    for (l, &i) in plan.launches.iter().zip(&plan.metric_streams) {
         launch(k, &k.metric[i], plan, base, rb.slot, l)?;
     }
     k.readback.wait(&rb.up).map_err(be("cuStreamWaitEvent"))?;
