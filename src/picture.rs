@@ -150,45 +150,68 @@ impl OwnedPlane {
         // Every sample is overwritten below; resize only reallocates when the size grows.
         self.data.resize(width * height, 0);
         let max = ((1u32 << bpc) - 1) as u16;
-        for (y, dst) in self.data.chunks_exact_mut(width).enumerate() {
-            let row = &plane.data[y * plane.stride..y * plane.stride + row_bytes];
-            // Plain loops over zipped slices so that the compiler vectorises the common cases
-            // (planar 8-bit and planar 16-bit little-endian).
-            match (bytes, step) {
-                (1, 1) => {
-                    for (d, &s) in dst.iter_mut().zip(row) {
-                        *d = s as u16;
+        // Rows from y0 on into dst (whole rows).
+        let fill = |dst: &mut [u16], y0: usize| -> Result<(), Error> {
+            for (k, dst) in dst.chunks_exact_mut(width).enumerate() {
+                let y = y0 + k;
+                let row = &plane.data[y * plane.stride..y * plane.stride + row_bytes];
+                // Plain loops over zipped slices so that the compiler vectorises the common
+                // cases (planar 8-bit and planar 16-bit little-endian).
+                match (bytes, step) {
+                    (1, 1) => {
+                        for (d, &s) in dst.iter_mut().zip(row) {
+                            *d = s as u16;
+                        }
+                    }
+                    (1, _) => {
+                        for (d, &s) in dst.iter_mut().zip(row[offset..].iter().step_by(step)) {
+                            *d = s as u16;
+                        }
+                    }
+                    (_, 1) => {
+                        for (d, c) in dst.iter_mut().zip(row.chunks_exact(2)) {
+                            *d = u16::from_le_bytes([c[0], c[1]]);
+                        }
+                    }
+                    _ => {
+                        let pairs = row.chunks_exact(2).skip(offset).step_by(step);
+                        for (d, c) in dst.iter_mut().zip(pairs) {
+                            *d = u16::from_le_bytes([c[0], c[1]]);
+                        }
                     }
                 }
-                (1, _) => {
-                    for (d, &s) in dst.iter_mut().zip(row[offset..].iter().step_by(step)) {
-                        *d = s as u16;
-                    }
-                }
-                (_, 1) => {
-                    for (d, c) in dst.iter_mut().zip(row.chunks_exact(2)) {
-                        *d = u16::from_le_bytes([c[0], c[1]]);
-                    }
-                }
-                _ => {
-                    let pairs = row.chunks_exact(2).skip(offset).step_by(step);
-                    for (d, c) in dst.iter_mut().zip(pairs) {
-                        *d = u16::from_le_bytes([c[0], c[1]]);
-                    }
+                if bytes == 2 && bpc < 16 && dst.iter().fold(0u16, |m, &v| m.max(v)) > max {
+                    let x = dst.iter().position(|&v| v > max).unwrap_or(0);
+                    return Err(Error::SampleRange {
+                        plane: what,
+                        x,
+                        y,
+                        value: dst[x],
+                        bpc,
+                    });
                 }
             }
-            if bytes == 2 && bpc < 16 && dst.iter().fold(0u16, |m, &v| m.max(v)) > max {
-                let x = dst.iter().position(|&v| v > max).unwrap_or(0);
-                return Err(Error::SampleRange {
-                    plane: what,
-                    x,
-                    y,
-                    value: dst[x],
-                    bpc,
-                });
-            }
+            Ok(())
+        };
+        // A large plane in two halves at once (one core copies only a few GB/s); the top
+        // half's error first, as row order has it. Without a thread to be had: in one go.
+        const SPLIT_FROM: usize = 1 << 20;
+        if width * height < SPLIT_FROM || height < 2 {
+            return fill(&mut self.data, 0);
         }
-        Ok(())
+        let half = height / 2;
+        let done = std::thread::scope(|s| {
+            let (top, bottom) = self.data.split_at_mut(half * width);
+            let h = std::thread::Builder::new()
+                .spawn_scoped(s, move || fill(bottom, half))
+                .ok()?;
+            let first = fill(top, 0);
+            let second = h
+                .join()
+                .unwrap_or_else(|_| Err(Error::State("plane copy thread panicked".into())));
+            Some(first.and(second))
+        });
+        done.unwrap_or_else(|| fill(&mut self.data, 0))
     }
 }
 
@@ -267,6 +290,69 @@ mod tests {
 
     fn plane(data: &[u8], stride: usize) -> PlaneRef<'_> {
         PlaneRef { data, stride }
+    }
+
+    /// A plane large enough to be copied in two halves at once: the samples of both halves, in
+    /// place (padded stride, 8- and 10-bit), and the first bad sample in row order whichever
+    /// half it is in.
+    #[test]
+    fn large_planes_copy_in_halves() {
+        let (w, h) = (1283usize, 1001usize);
+        for bpc in [8u8, 10] {
+            let bps = if bpc > 8 { 2 } else { 1 };
+            let stride = w * bps + 6;
+            let sample = |x: usize, y: usize| ((x * 7 + y * 13 + x * y) % (1 << bpc)) as u16;
+            let mut bytes = vec![0u8; stride * h];
+            for y in 0..h {
+                for x in 0..w {
+                    let v = sample(x, y);
+                    if bps == 1 {
+                        bytes[y * stride + x] = v as u8;
+                    } else {
+                        bytes[y * stride + 2 * x..y * stride + 2 * x + 2]
+                            .copy_from_slice(&v.to_le_bytes());
+                    }
+                }
+            }
+            let mut out = OwnedPlane::default();
+            out.copy_from(&plane(&bytes, stride), w, h, bpc, 1, 0, "luma")
+                .unwrap();
+            let bad: Vec<(usize, usize)> = (0..h)
+                .flat_map(|y| (0..w).map(move |x| (x, y)))
+                .filter(|&(x, y)| out.data[y * w + x] != sample(x, y))
+                .take(5)
+                .collect();
+            assert!(bad.is_empty(), "{bpc}-bit: wrong samples at {bad:?}");
+            if bpc == 10 {
+                // A bad sample in the bottom half only, then one in each half.
+                let put = |b: &mut Vec<u8>, x: usize, y: usize| {
+                    b[y * stride + 2 * x..y * stride + 2 * x + 2]
+                        .copy_from_slice(&1030u16.to_le_bytes())
+                };
+                let mut b1 = bytes.clone();
+                put(&mut b1, 17, 900);
+                let e = out
+                    .copy_from(&plane(&b1, stride), w, h, bpc, 1, 0, "luma")
+                    .unwrap_err();
+                assert!(
+                    matches!(
+                        e,
+                        Error::SampleRange {
+                            x: 17,
+                            y: 900,
+                            value: 1030,
+                            ..
+                        }
+                    ),
+                    "{e:?}"
+                );
+                put(&mut b1, 5, 3);
+                let e = out
+                    .copy_from(&plane(&b1, stride), w, h, bpc, 1, 0, "luma")
+                    .unwrap_err();
+                assert!(matches!(e, Error::SampleRange { x: 5, y: 3, .. }), "{e:?}");
+            }
+        }
     }
 
     #[test]
