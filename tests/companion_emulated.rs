@@ -29,6 +29,7 @@ use std::sync::{Arc, OnceLock};
 use gpu_content::Content;
 use gstvmafgpu::backend::cuda::companion::{
     Geometry, KArg, Kernel, Launch, Plan, Region, check_launch, ciede_bound, hvs_work_bytes,
+    launch_hvs_chunk, launch_hvs_seq,
 };
 use gstvmafgpu::backend::{
     ChromaPair, CompanionScores, Companions, FrameJob, compute_companions_cpu,
@@ -513,30 +514,12 @@ fn psnr_hvs_float_sum_equals_sequential() {
             Kernel::HvsChunkBands,
         ] {
             for &(t, w, n) in &planes {
-                let grid = if kernel == Kernel::HvsPrefix {
-                    1
-                } else {
-                    n.div_ceil(CHUNK) as u32
-                };
-                launches.push(Launch {
-                    kernel,
-                    grid: (grid, 1),
-                    args: vec![KArg::Ptr(t), KArg::I32(n as i32), KArg::Ptr(w)],
-                    metric: "psnr_hvs",
-                });
+                launches.push(launch_hvs_chunk(kernel, t, n, w));
             }
         }
-        let mut args = Vec::new();
-        for &(t, w, n) in &planes {
-            args.extend([KArg::Ptr(t), KArg::Ptr(w), KArg::I32(n as i32)]);
-        }
-        args.push(KArg::Ptr(out));
-        launches.push(Launch {
-            kernel: Kernel::HvsSeq,
-            grid: (3, 1),
-            args,
-            metric: "psnr_hvs",
-        });
+        let trio_planes: [(Region, Region, usize); 3] =
+            planes.clone().try_into().expect("cases come in threes");
+        launches.push(launch_hvs_seq(trio_planes, out));
         let arena = emulate(exe, a, &[], &uploads, &launches);
         let f = |i: usize| {
             f32::from_le_bytes(

@@ -190,15 +190,15 @@ fn convert(src: &[u16], dst: &mut [u8], eight_bit: bool) {
 }
 
 /// One chunk of a plane for a staging thread: raw pointers because the pool threads outlive
-/// the borrow; `StagePool::convert` blocks until every chunk is done, so they stay valid.
+/// the borrow; `StagePool::convert_all` blocks until every chunk is done, so they stay valid.
 struct Chunk {
     src: *const u16,
     dst: *mut u8,
     len: usize,
     eight_bit: bool,
 }
-// SAFETY: a Chunk is only dereferenced by one pool thread while StagePool::convert, which owns
-// the borrows it was made from, waits for that thread to report completion.
+// SAFETY: a Chunk is only dereferenced by one pool thread while StagePool::convert_all, which
+// owns the borrows it was made from, waits for that thread to report completion.
 unsafe impl Send for Chunk {}
 
 /// Rows of a host plane for a staging thread (as [`Chunk`]: `StagePool::copy_rows` waits).
@@ -309,43 +309,14 @@ impl StagePool {
 
     /// Convert `src` into `dst`, split over the pool and the calling thread.
     fn convert(&self, src: &[u16], dst: &mut [u8], eight_bit: bool) {
-        let parts = self.txs.len() + 1;
-        let bps = if eight_bit { 1 } else { 2 };
-        // Chunks of whole cache lines, at least 64 KiB of samples each.
-        let per = src.len().div_ceil(parts).next_multiple_of(64).max(1 << 16);
-        let mut sent = 0;
-        let mut src_rest = src;
-        let mut dst_rest = &mut dst[..src.len() * bps];
-        while src_rest.len() > per && sent < self.txs.len() {
-            let (s0, s1) = src_rest.split_at(per);
-            let (d0, d1) = std::mem::take(&mut dst_rest).split_at_mut(per * bps);
-            let c = Chunk {
-                src: s0.as_ptr(),
-                dst: d0.as_mut_ptr(),
-                len: s0.len(),
-                eight_bit,
-            };
-            if self.txs[sent].send(Task::Convert(c)).is_err() {
-                convert(s0, d0, eight_bit);
-            } else {
-                sent += 1;
-            }
-            src_rest = s1;
-            dst_rest = d1;
-        }
-        convert(src_rest, dst_rest, eight_bit);
-        for _ in 0..sent {
-            // A helper that died cannot have touched its chunk after sending nothing; either
-            // way the borrow ends here.
-            let _ = self.done.recv();
-        }
+        self.convert_all(vec![(src, dst)], eight_bit);
     }
 }
 
 impl StagePool {
-    /// [`StagePool::convert`] for several planes at once: every plane's chunks go out in one
-    /// round (one wait for all of them, not one per plane), the calling thread taking its
-    /// share.
+    /// Convert each `(src, dst)` plane as [`StagePool::convert`] does, all at once: every
+    /// plane's chunks go out in one round (one wait for all of them, not one per plane), the
+    /// calling thread taking its share.
     fn convert_all(&self, planes: Vec<(&[u16], &mut [u8])>, eight_bit: bool) {
         let parts = self.txs.len() + 1;
         let bps = if eight_bit { 1 } else { 2 };
@@ -385,7 +356,8 @@ impl StagePool {
             convert(s, d, eight_bit);
         }
         for _ in 0..sent {
-            // As in convert: the borrows end once every helper has reported.
+            // A helper that died cannot have touched its chunk after sending nothing; either
+            // way the borrows end here.
             let _ = self.done.recv();
         }
     }

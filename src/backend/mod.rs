@@ -168,6 +168,18 @@ pub trait Backend: Send {
 /// Compute one job on the calling thread: the CPU reference, also what GPU backends are checked
 /// against. Fails only where a companion metric refuses the planes (the engine checks them
 /// before it submits a job, so this does not happen through the engine).
+/// Add the time since `since` to `counter` (nanoseconds) and return now: the per-stage timing
+/// counters that benchmarks read (engine::push_times, cuda::companion::feeder_times).
+pub(crate) fn add_elapsed(
+    counter: &std::sync::atomic::AtomicU64,
+    since: std::time::Instant,
+) -> std::time::Instant {
+    let now = std::time::Instant::now();
+    let ns = u64::try_from(now.saturating_duration_since(since).as_nanos()).unwrap_or(u64::MAX);
+    counter.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
+    now
+}
+
 pub fn compute_job_cpu(job: &FrameJob) -> Result<FrameAccum> {
     use crate::features::{adm, motion, vif};
     let (r, d) = (job.reference.view(), job.distorted.view());

@@ -386,8 +386,6 @@ impl Plan {
     }
 }
 
-/// Copy (and check) both luma planes; large frames on two threads at once, since this copy is
-/// the engine's own per-frame work on the calling thread (what limits it in front of a GPU).
 /// Where [`Scorer::push`]'s time goes, since the process started (a diagnostic for
 /// benchmarks, see [`push_times`]): calls, then nanoseconds copying the planes, submitting the
 /// frame to the backend, collecting results (waiting when too many frames are in flight).
@@ -395,10 +393,7 @@ static PUSH_NS: [std::sync::atomic::AtomicU64; 4] =
     [const { std::sync::atomic::AtomicU64::new(0) }; 4];
 
 fn push_time(i: usize, since: std::time::Instant) -> std::time::Instant {
-    let now = std::time::Instant::now();
-    let ns = u64::try_from(now.saturating_duration_since(since).as_nanos()).unwrap_or(u64::MAX);
-    PUSH_NS[i].fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
-    now
+    crate::backend::add_elapsed(&PUSH_NS[i], since)
 }
 
 /// [`Scorer::push`]'s totals since the process started: (calls, nanoseconds copying the planes,
@@ -407,6 +402,10 @@ pub fn push_times() -> [u64; 4] {
     std::array::from_fn(|i| PUSH_NS[i].load(std::sync::atomic::Ordering::Relaxed))
 }
 
+/// Copy (and check) both luma planes and, where `chroma` is given, both pictures' chroma at
+/// libvmaf's size (returns whether the pictures have chroma). Large frames on several threads
+/// at once, since this copy is the engine's own per-frame work on the calling thread (what
+/// limits it in front of a GPU).
 fn copy_frame(
     reference: &Picture<'_>,
     r: &mut OwnedPlane,

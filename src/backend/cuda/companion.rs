@@ -466,7 +466,7 @@ pub fn hvs_work_bytes(n: usize) -> usize {
 /// `hvs_chunk_sums` / `hvs_prefix` / `hvs_chunk_bands`: `terms` holds `n` floats, `work` the
 /// tables ([`hvs_work_bytes`]); one block per chunk of `HVS_CHUNK` terms (`hvs_prefix`: one
 /// block), reads below `n` only.
-fn launch_hvs_chunk(kernel: Kernel, terms: Region, n: usize, work: Region) -> Launch {
+pub fn launch_hvs_chunk(kernel: Kernel, terms: Region, n: usize, work: Region) -> Launch {
     assert!(matches!(
         kernel,
         Kernel::HvsChunkSums | Kernel::HvsPrefix | Kernel::HvsChunkBands
@@ -491,7 +491,7 @@ fn launch_hvs_chunk(kernel: Kernel, terms: Region, n: usize, work: Region) -> La
 
 /// `hvs_seq`: per plane `(terms, work, n)` as for [`launch_hvs_chunk`] (after both), `out`
 /// receives 6 floats (per plane the sum and its validity). One block per plane.
-fn launch_hvs_seq(planes: [(Region, Region, usize); 3], out: Region) -> Launch {
+pub fn launch_hvs_seq(planes: [(Region, Region, usize); 3], out: Region) -> Launch {
     need(out, 24, "hvs_seq out");
     let mut args = Vec::new();
     for (terms, work, n) in planes {
@@ -617,10 +617,7 @@ pub fn per_frame_ms(t: [u64; 9]) -> [f64; 9] {
 }
 
 fn feeder_add(stage: Stage, since: std::time::Instant) -> std::time::Instant {
-    let now = std::time::Instant::now();
-    let ns = u64::try_from(now.saturating_duration_since(since).as_nanos()).unwrap_or(u64::MAX);
-    FEEDER_NS[stage as usize].fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
-    now
+    crate::backend::add_elapsed(&FEEDER_NS[stage as usize], since)
 }
 
 /// Reads a region of a frame's device results (the frame's own slot) into host memory.
@@ -1436,16 +1433,15 @@ type Readback = Arc<Mutex<RingBuf>>;
 /// Where a frame's scores land: filled by its scoring thread (or by the feeder on an error).
 #[derive(Default)]
 struct Outcome {
-    scores: Mutex<Option<Result<CompanionScores>>>,
+    /// The scores and when they were set (for [`Stage::ToOwner`]).
+    scores: Mutex<Option<(Result<CompanionScores>, std::time::Instant)>>,
     ready: Condvar,
-    /// When the scores were set (for [`Stage::ToOwner`]).
-    set_at: Mutex<Option<std::time::Instant>>,
 }
 
 impl Outcome {
     fn set(&self, r: Result<CompanionScores>) {
-        *self.set_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
-        *self.scores.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        *self.scores.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((r, std::time::Instant::now()));
         self.ready.notify_all();
     }
 
@@ -1456,7 +1452,7 @@ impl Outcome {
             .is_some()
     }
 
-    fn wait(&self) -> Result<CompanionScores> {
+    fn wait(&self) -> (Result<CompanionScores>, std::time::Instant) {
         let mut g = self.scores.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if let Some(r) = g.take() {
@@ -1685,7 +1681,7 @@ fn enqueue(
     job: &FrameJob,
 ) -> Result<()> {
     let st = k.stream.cu_stream();
-    // The planes into staging, one host thread per plane.
+    // The planes into staging.
     let uploads = plan.uploads(job);
     let total: usize = uploads.iter().map(|(r, _)| r.bytes).sum();
     let t_stage = std::time::Instant::now();
@@ -1984,10 +1980,8 @@ impl CompanionGpu {
         let Some(p) = self.pending.pop_front() else {
             return;
         };
-        let r = p.outcome.wait();
-        if let Some(at) = *p.outcome.set_at.lock().unwrap_or_else(|e| e.into_inner()) {
-            feeder_add(Stage::ToOwner, at);
-        }
+        let (r, set_at) = p.outcome.wait();
+        feeder_add(Stage::ToOwner, set_at);
         self.finished.push_back((p.ticket, r));
     }
 
