@@ -29,6 +29,16 @@
 //       b * VG_BLOCK + t) of dE00 of pixel (x, y), its chroma read at
 //       (min(x / fx, cw - 1), min(y / fy, ch - 1)); 0 where both pixels are identical (dE00 is
 //       exactly +0 there, see ciede.rs). Luma planes are w x h, chroma cw x ch, compact.
+//   ciede_lab_table(float *lab)
+//       grid CIEDE_TABLE_LEN / VG_BLOCK: lab[3 * i + k] = component k (L, a, b) of ciede_lab of
+//       the 8-bit sample triple y = i >> 16, u = (i >> 8) & 255, v = i & 255 (201 MB in all).
+//   ciede_pixels_table(ry, ru, rv, dy, du, dv, w, h, cw, ch, fx, fy, bpc, const float *lab,
+//                      double *part)
+//       ciede_pixels for 8-bit samples (bpc 8), each pixel's L, a, b read from the table that
+//       ciede_lab_table wrote. The table holds what ciede_lab returns for the same triple (the
+//       same code, fmad off: every operation's result is determined by its operands), so the
+//       scores are those of ciede_pixels bit for bit; the two colour conversions a pixel are
+//       about half of its work.
 
 #define CIEDE_PI 3.14159265358979323846
 // powf(25., 7) and pow(25, 7) (ciede.rs POW_25_7_F32 / _F64).
@@ -148,11 +158,35 @@ VG_INLINE CiedeLab ciede_lab(vg_u32 yv, vg_u32 uv, vg_u32 vv, int bpc) {
     return o;
 }
 
-extern "C" __global__ void __launch_bounds__(VG_BLOCK)
-ciede_pixels(const vg_u16 *__restrict__ ry, const vg_u16 *__restrict__ ru,
-             const vg_u16 *__restrict__ rv, const vg_u16 *__restrict__ dy,
-             const vg_u16 *__restrict__ du, const vg_u16 *__restrict__ dv, int w, int h, int cw,
-             int ch, int fx, int fy, int bpc, double *__restrict__ part) {
+// The 8-bit colour-conversion table: 2^24 entries of 3 floats.
+#define CIEDE_TABLE_LEN (1ll << 24)
+
+VG_INLINE CiedeLab ciede_table_lab(const float *lab, vg_u32 y, vg_u32 u, vg_u32 v) {
+    const vg_i64 e = 3 * (vg_i64)((y << 16) | (u << 8) | v);
+    CiedeLab o;
+    o.l = lab[e];
+    o.a = lab[e + 1];
+    o.b = lab[e + 2];
+    return o;
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK) ciede_lab_table(float *__restrict__ lab) {
+    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
+    if (i >= CIEDE_TABLE_LEN) return;
+    const CiedeLab o = ciede_lab((vg_u32)(i >> 16), (vg_u32)((i >> 8) & 255), (vg_u32)(i & 255), 8);
+    lab[3 * i] = o.l;
+    lab[3 * i + 1] = o.a;
+    lab[3 * i + 2] = o.b;
+}
+
+// ciede_pixels and ciede_pixels_table: TABLE reads the colour conversions from `lab` (8-bit
+// samples only), else computes them.
+template <bool TABLE>
+VG_INLINE void ciede_pixels_body(const vg_u16 *__restrict__ ry, const vg_u16 *__restrict__ ru,
+                                 const vg_u16 *__restrict__ rv, const vg_u16 *__restrict__ dy,
+                                 const vg_u16 *__restrict__ du, const vg_u16 *__restrict__ dv,
+                                 int w, int h, int cw, int ch, int fx, int fy, int bpc,
+                                 const float *__restrict__ lab, double *__restrict__ part) {
     __shared__ double red[VG_BLOCK];
     const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
     double de = 0.0;
@@ -164,9 +198,31 @@ ciede_pixels(const vg_u16 *__restrict__ ry, const vg_u16 *__restrict__ ru,
         const vg_i64 ci = (vg_i64)cy * cw + cx;
         const vg_u32 a0 = ry[i], a1 = ru[ci], a2 = rv[ci];
         const vg_u32 b0 = dy[i], b1 = du[ci], b2 = dv[ci];
-        if (a0 != b0 || a1 != b1 || a2 != b2)
-            de = (double)ciede_2000(ciede_lab(a0, a1, a2, bpc), ciede_lab(b0, b1, b2, bpc));
+        if (a0 != b0 || a1 != b1 || a2 != b2) {
+            if (TABLE)
+                de = (double)ciede_2000(ciede_table_lab(lab, a0, a1, a2),
+                                        ciede_table_lab(lab, b0, b1, b2));
+            else
+                de = (double)ciede_2000(ciede_lab(a0, a1, a2, bpc), ciede_lab(b0, b1, b2, bpc));
+        }
     }
     const double total = vg_block_sum(de, red);
     if (vg_tid() == 0) part[blockIdx.x] = total;
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+ciede_pixels(const vg_u16 *__restrict__ ry, const vg_u16 *__restrict__ ru,
+             const vg_u16 *__restrict__ rv, const vg_u16 *__restrict__ dy,
+             const vg_u16 *__restrict__ du, const vg_u16 *__restrict__ dv, int w, int h, int cw,
+             int ch, int fx, int fy, int bpc, double *__restrict__ part) {
+    ciede_pixels_body<false>(ry, ru, rv, dy, du, dv, w, h, cw, ch, fx, fy, bpc, 0, part);
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+ciede_pixels_table(const vg_u16 *__restrict__ ry, const vg_u16 *__restrict__ ru,
+                   const vg_u16 *__restrict__ rv, const vg_u16 *__restrict__ dy,
+                   const vg_u16 *__restrict__ du, const vg_u16 *__restrict__ dv, int w, int h,
+                   int cw, int ch, int fx, int fy, int bpc, const float *__restrict__ lab,
+                   double *__restrict__ part) {
+    ciede_pixels_body<true>(ry, ru, rv, dy, du, dv, w, h, cw, ch, fx, fy, bpc, lab, part);
 }

@@ -346,17 +346,46 @@ hvs_chunk_bands(const float *__restrict__ terms, int n, double *__restrict__ wor
     // This thread's rounded sums per binade (each at most HVS_PER_THREAD * 2^26), then its tie
     // counts (at most HVS_PER_THREAD per binade, so at most HVS_CHUNK = 2^11 over the block:
     // 16-bit fields, four binades to a word), then `bad`.
+    // hvs_round of each term at the binades b + j, with the term taken apart once and 32-bit
+    // arithmetic (the same values: m < 2^24, shifts below 32; a rounded value is at most
+    // HVS_RCAP = 2^26, a thread's sum of HVS_PER_THREAD = 8 of them at most 2^29).
     vg_u64 v[HVS_SUMS];
 #pragma unroll
     for (int j = 0; j < HVS_SUMS; ++j) v[j] = 0;
-    for (int j = 0; j < HVS_BANDS; ++j) {
-        const int e = b + j;
-        for (int i = 0; i < HVS_PER_THREAD; ++i) {
-            bool tie = false;
-            v[j] += hvs_round(x[i] >= 0.0f ? x[i] : 0.0f, e, &tie);
-            if (tie) v[HVS_BANDS + j / 4] += 1ull << (16 * (j % 4));
+    vg_u32 s32[HVS_BANDS];
+#pragma unroll
+    for (int j = 0; j < HVS_BANDS; ++j) s32[j] = 0;
+    for (int i = 0; i < HVS_PER_THREAD; ++i) {
+        const vg_u32 bits = __float_as_uint(x[i] >= 0.0f ? x[i] : 0.0f);
+        const int ex = (int)((bits >> 23) & 0xff);
+        vg_u32 m = bits & 0x7fffff;
+        int ex2;  // the term is m * 2^ex2
+        if (ex == 0) {
+            ex2 = -149;
+        } else {
+            m |= 0x800000;
+            ex2 = ex - 150;
+        }
+        if (m == 0) continue;
+        const int d0 = (b - 23) - ex2;
+#pragma unroll
+        for (int j = 0; j < HVS_BANDS; ++j) {
+            const int d = d0 + j;
+            vg_u32 r;
+            if (d <= 0) {
+                r = -d >= 3 ? (vg_u32)HVS_RCAP : m << (-d);  // m << 2 < 2^26
+            } else if (d > 25) {
+                r = 0;
+            } else {
+                const vg_u32 rem = m & ((1u << d) - 1), half = 1u << (d - 1);
+                if (rem == half) v[HVS_BANDS + j / 4] += 1ull << (16 * (j % 4));
+                r = (m >> d) + (rem > half ? 1u : 0u);
+            }
+            s32[j] += r;
         }
     }
+#pragma unroll
+    for (int j = 0; j < HVS_BANDS; ++j) v[j] = s32[j];
     v[HVS_SUMS - 1] = bad;
     vg_block_sums<vg_u64, HVS_SUMS>(v, ured);
     if (t < HVS_BANDS) {

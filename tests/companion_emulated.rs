@@ -28,8 +28,8 @@ use std::sync::{Arc, OnceLock};
 
 use gpu_content::Content;
 use gstvmafgpu::backend::cuda::companion::{
-    Geometry, KArg, Kernel, Launch, Plan, Region, check_launch, ciede_bound, hvs_work_bytes,
-    launch_hvs_chunk, launch_hvs_seq,
+    CiedeTable, Geometry, KArg, Kernel, Launch, Plan, Region, check_launch, ciede_bound,
+    hvs_work_bytes, launch_hvs_chunk, launch_hvs_seq,
 };
 use gstvmafgpu::backend::{
     ChromaPair, CompanionScores, Companions, FrameJob, compute_companions_cpu,
@@ -157,8 +157,18 @@ fn run_emulated(
     job: &FrameJob,
     host_sums: bool,
 ) -> (gstvmafgpu::Result<CompanionScores>, bool) {
+    run_emulated_with(exe, job, host_sums, CiedeTable::Auto)
+}
+
+/// [`run_emulated`] with CIEDE2000's colour-conversion table as `table` says.
+fn run_emulated_with(
+    exe: &Path,
+    job: &FrameJob,
+    host_sums: bool,
+    table: CiedeTable,
+) -> (gstvmafgpu::Result<CompanionScores>, bool) {
     let mut plan = match Geometry::of(job) {
-        Ok(g) => Plan::new(g),
+        Ok(g) => Plan::with_ciede_table(g, table),
         Err(e) => return (Err(e), false),
     };
     plan.host_sums = host_sums;
@@ -172,7 +182,21 @@ fn run_emulated(
         };
         uploads.push((r, bytes));
     }
-    let launches: Vec<Launch> = plan.prep.iter().chain(&plan.launches).cloned().collect();
+    assert_eq!(
+        plan.setup.is_empty(),
+        !plan
+            .launches
+            .iter()
+            .any(|l| l.kernel == Kernel::CiedePixelsTable),
+        "the CIEDE2000 table is filled exactly when it is read"
+    );
+    let launches: Vec<Launch> = plan
+        .setup
+        .iter()
+        .chain(&plan.prep)
+        .chain(&plan.launches)
+        .cloned()
+        .collect();
     let arena = emulate(exe, plan.arena, &plan.zero, &uploads, &launches);
     let rb = &arena[plan.readback.off..plan.readback.off + plan.readback.bytes];
     let fetched = std::sync::atomic::AtomicBool::new(false);
@@ -403,6 +427,37 @@ fn ciede_equals_cpu_with_host_libm() {
         &[8, 10, 12, 16],
         &LAYOUTS,
     );
+}
+
+/// CIEDE2000 from the 8-bit colour-conversion table (kernels/ciede.cu ciede_lab_table,
+/// ciede_pixels_table) equals the computed conversions bit for bit, and the CPU within
+/// `ciede_bound`. Filling the table is 16.7M conversions in the emulator: two frames.
+#[test]
+fn ciede_table_equals_computed_conversions() {
+    let Some(exe) = emulator() else { return };
+    let mut bad = Vec::new();
+    for (seed, (lname, layout), c) in [
+        (71, LAYOUTS[0], Content::Random),
+        (72, LAYOUTS[2], Content::Natural),
+    ] {
+        let (w, h) = (47, 33);
+        let j = job(c, w, h, 8, layout, CIEDE, seed);
+        let want = compute_companions_cpu(&j);
+        let (table, _) = run_emulated_with(exe, &j, false, CiedeTable::On);
+        let (computed, _) = run_emulated_with(exe, &j, false, CiedeTable::Off);
+        let (t, c2) = (
+            table.as_ref().map(|s| s.ciede),
+            computed.as_ref().map(|s| s.ciede),
+        );
+        assert!(matches!(t, Ok(Some(_))), "{lname}: no score: {t:?}");
+        if t.as_ref().ok() != c2.as_ref().ok() {
+            bad.push(format!("{c:?} {lname}: table {t:?}, computed {c2:?}"));
+        }
+        if !same_scores(&want, &table, w, h) {
+            bad.push(format!("{c:?} {lname}: cpu {want:?}, table {table:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
 #[test]

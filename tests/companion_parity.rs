@@ -192,6 +192,50 @@ fn companions_equal_cpu_on_synthetic_content() {
     rep.finish("companions_equal_cpu_on_synthetic_content");
 }
 
+/// CIEDE2000 from the 8-bit colour-conversion table (kernels/ciede.cu ciede_pixels_table)
+/// equals the computed conversions (ciede_pixels) bit for bit on the GPU: the table holds what
+/// the same device code returns.
+#[test]
+fn ciede_table_equals_computed_conversions() {
+    let test = "ciede_table_equals_computed_conversions";
+    let (Some(mut on), Some(mut off)) = (gpu_or_skip(test), gpu_or_skip(test)) else {
+        return;
+    };
+    on.set_ciede_table(companion::CiedeTable::On);
+    off.set_ciede_table(companion::CiedeTable::Off);
+    let mut bad = Vec::new();
+    let (mut n, mut scored) = (0, 0);
+    let mut seed = 900;
+    for (w, h) in [(1, 1), (33, 33), (47, 61), (181, 190), (1920, 1080)] {
+        for layout in [Some((1, 1)), Some((1, 0)), Some((0, 0))] {
+            for c in gpu_content::ALL {
+                seed += 1;
+                let mut j = job(c, (w, h, 8), layout, seed);
+                j.companions = Companions {
+                    psnr: false,
+                    ssim: false,
+                    ms_ssim: false,
+                    ciede: true,
+                    psnr_hvs: false,
+                };
+                let a = on.compute(&j).map(|s| s.ciede.map(f64::to_bits));
+                let b = off.compute(&j).map(|s| s.ciede.map(f64::to_bits));
+                n += 1;
+                scored += usize::from(matches!(a, Ok(Some(_))));
+                // Bits, or the same refusal.
+                if format!("{a:?}") != format!("{b:?}") {
+                    bad.push(format!(
+                        "{c:?} {w}x{h} {layout:?}: table {a:?}, computed {b:?}"
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!("{test}: {n} frames ({scored} scored), {} differ", bad.len());
+    assert!(scored * 10 >= n * 8, "only {scored} of {n} frames scored");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
 /// Y, Cb, Cr of the first `n` frames of a raw I420 file.
 fn golden_frames(
     name: &str,

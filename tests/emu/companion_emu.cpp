@@ -157,6 +157,8 @@ int main() {
         else if (name == "hvs_chunk_bands") { fn = [=] { hvs_chunk_bands((const float *)P(0), I(1), (double *)P(2)); }; }
         else if (name == "hvs_seq") { fn = [=] { hvs_seq((const float *)P(0), (const double *)P(1), I(2), (const float *)P(3), (const double *)P(4), I(5), (const float *)P(6), (const double *)P(7), I(8), (float *)P(9)); }; }
         else if (name == "ciede_pixels") { fn = [=] { ciede_pixels((const vg_u16 *)P(0), (const vg_u16 *)P(1), (const vg_u16 *)P(2), (const vg_u16 *)P(3), (const vg_u16 *)P(4), (const vg_u16 *)P(5), I(6), I(7), I(8), I(9), I(10), I(11), I(12), (double *)P(13)); }; }
+        else if (name == "ciede_lab_table") { fn = [=] { ciede_lab_table((float *)P(0)); }; }
+        else if (name == "ciede_pixels_table") { fn = [=] { ciede_pixels_table((const vg_u16 *)P(0), (const vg_u16 *)P(1), (const vg_u16 *)P(2), (const vg_u16 *)P(3), (const vg_u16 *)P(4), (const vg_u16 *)P(5), I(6), I(7), I(8), I(9), I(10), I(11), I(12), (const float *)P(13), (double *)P(14)); }; }
         else fail(("unknown kernel " + name).c_str());
         pool.run(gx, gy, fn);
     }

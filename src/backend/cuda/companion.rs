@@ -31,7 +31,10 @@
 //!   3.2e-8 dB at 4K). The kernel also calls CUDA's pow/sin/cos/exp/atan2 (not glibc's), so the
 //!   score may differ from the CPU's in its last digits: tests/companion_parity.rs bounds it
 //!   (1e-6 dB, the worst case of 1-ulp pixel errors, plus the sum order's bound) and prints the
-//!   largest difference measured.
+//!   largest difference measured. For 8-bit frames the two colour conversions a pixel (YCbCr
+//!   to L*a*b*, about half of a pixel's work) are read from a table of all 2^24 sample triples
+//!   that the same device code fills once per geometry ([`CiedeTable`], 201 MB of device
+//!   memory): the same values, bit for bit.
 //!
 //! A frame is described by a [`Plan`]: regions of one device arena (inputs, scratch, results),
 //! regions to zero, the launch list and the region to read back. The GPU executes it
@@ -103,6 +106,8 @@ pub enum Kernel {
     HvsChunkBands,
     HvsSeq,
     CiedePixels,
+    CiedeLabTable,
+    CiedePixelsTable,
     WidenU8,
 }
 
@@ -115,7 +120,7 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 12] = [
+    pub const ALL: [Kernel; 14] = [
         Kernel::PsnrSse,
         Kernel::SsimLoad,
         Kernel::SsimDecimateLpf,
@@ -127,6 +132,8 @@ impl Kernel {
         Kernel::HvsChunkBands,
         Kernel::HvsSeq,
         Kernel::CiedePixels,
+        Kernel::CiedeLabTable,
+        Kernel::CiedePixelsTable,
         Kernel::WidenU8,
     ];
 
@@ -144,6 +151,8 @@ impl Kernel {
             Kernel::HvsChunkBands => "hvs_chunk_bands",
             Kernel::HvsSeq => "hvs_seq",
             Kernel::CiedePixels => "ciede_pixels",
+            Kernel::CiedeLabTable => "ciede_lab_table",
+            Kernel::CiedePixelsTable => "ciede_pixels_table",
             Kernel::WidenU8 => "widen_u8",
         }
     }
@@ -164,6 +173,10 @@ impl Kernel {
             Kernel::HvsSeq => &[Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr],
             Kernel::CiedePixels => &[
                 Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr,
+            ],
+            Kernel::CiedeLabTable => &[Ptr],
+            Kernel::CiedePixelsTable => &[
+                Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr, Ptr,
             ],
         }
     }
@@ -358,7 +371,7 @@ fn launch_ssim_hconv(
     need(out, 4 * 5 * (w - 10) * h, "ssim_hconv out");
     Launch {
         kernel: Kernel::SsimHconv,
-        grid: (blocks((w - 10) * h, BLOCK as usize), 1),
+        grid: (blocks((w - 10).div_ceil(SSIM_HX) * h, BLOCK as usize), 1),
         args: vec![
             KArg::Ptr(r),
             KArg::Ptr(d),
@@ -370,12 +383,17 @@ fn launch_ssim_hconv(
     }
 }
 
-/// `SSIM_TW` in kernels/ssim.cu: `ssim_terms`' tiles are `SSIM_TW` x `BLOCK / SSIM_TW` pixels.
+/// `SSIM_HX` in kernels/ssim.cu: `ssim_hconv`'s outputs a thread (of one row).
+const SSIM_HX: usize = 4;
+
+/// `SSIM_TW`, `SSIM_TY` in kernels/ssim.cu: `ssim_terms`' tiles are `SSIM_TW` x
+/// `BLOCK / SSIM_TW * SSIM_TY` pixels, `SSIM_TY` of a column a thread.
 const SSIM_TW: usize = 32;
+const SSIM_TY: usize = 4;
 
 /// `ssim_terms`' blocks for terms of `dw` x `dh`: one per tile.
 fn ssim_tiles((dw, dh): (usize, usize)) -> usize {
-    dw.div_ceil(SSIM_TW) * dh.div_ceil(BLOCK as usize / SSIM_TW)
+    dw.div_ceil(SSIM_TW) * dh.div_ceil(BLOCK as usize / SSIM_TW * SSIM_TY)
 }
 
 /// `ssim_terms`: `hc` holds 5 planes of `dw` x `h` floats (h >= 11); `l`, `c` receive
@@ -511,15 +529,22 @@ pub fn launch_hvs_seq(planes: [(Region, Region, usize); 3], out: Region) -> Laun
 /// `ciede_pixels`: `r`, `d` are the Y, Cb, Cr regions of each side (luma `w` x `h`, chroma
 /// `cw` x `ch`, u16); `part` receives one double per block of [`BLOCK`] pixels. Chroma reads are at
 /// `(min(x / fx, cw - 1), min(y / fy, ch - 1))`, inside the chroma plane.
+/// With `table` (8-bit samples only), each pixel's colour conversions are read from the
+/// table that [`launch_ciede_lab_table`] fills ([`CIEDE_TABLE_BYTES`]; indices below 2^24).
 fn launch_ciede_pixels(
     r: [Region; 3],
     d: [Region; 3],
     (w, h, bpc): (usize, usize, u8),
     (cw, ch): (usize, usize),
     (fx, fy): (usize, usize),
+    table: Option<Region>,
     de: Region,
 ) -> Launch {
     assert!(cw >= 1 && ch >= 1 && (1..=2).contains(&fx) && (1..=2).contains(&fy));
+    if let Some(t) = table {
+        assert_eq!(bpc, 8, "the CIEDE2000 table is for 8-bit samples");
+        need(t, CIEDE_TABLE_BYTES, "ciede table");
+    }
     for side in [r, d] {
         need(side[0], 2 * w * h, "ciede luma");
         need(side[1], 2 * cw * ch, "ciede cb");
@@ -530,12 +555,72 @@ fn launch_ciede_pixels(
     for v in [w, h, cw, ch, fx, fy, usize::from(bpc)] {
         args.push(KArg::I32(i32_of(v)));
     }
+    args.extend(table.map(KArg::Ptr));
     args.push(KArg::Ptr(de));
     Launch {
-        kernel: Kernel::CiedePixels,
+        kernel: if table.is_some() {
+            Kernel::CiedePixelsTable
+        } else {
+            Kernel::CiedePixels
+        },
         grid: (blocks(w * h, BLOCK as usize), 1),
         args,
         metric: "ciede",
+    }
+}
+
+/// `CIEDE_TABLE_LEN` in kernels/ciede.cu: one entry per 8-bit (Y, Cb, Cr) triple.
+const CIEDE_TABLE_LEN: usize = 1 << 24;
+/// The table's size: three floats (L, a, b) an entry.
+pub const CIEDE_TABLE_BYTES: usize = 12 * CIEDE_TABLE_LEN;
+
+/// `ciede_lab_table`: fills `table` (every entry: the kernel's grid covers exactly
+/// `CIEDE_TABLE_LEN` threads, each writes its own entry's three floats).
+fn launch_ciede_lab_table(table: Region) -> Launch {
+    need(table, CIEDE_TABLE_BYTES, "ciede table");
+    Launch {
+        kernel: Kernel::CiedeLabTable,
+        grid: (blocks(CIEDE_TABLE_LEN, BLOCK as usize), 1),
+        args: vec![KArg::Ptr(table)],
+        metric: "ciede",
+    }
+}
+
+/// Whether CIEDE2000 reads its colour conversions from a table ([`CIEDE_TABLE_BYTES`] of
+/// device memory, filled once per geometry) instead of computing two a pixel: the same
+/// values either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CiedeTable {
+    /// For 8-bit frames of [`CIEDE_TABLE_MIN_PIXELS`] pixels or more (below that, filling
+    /// the table costs more than a few frames of conversions save).
+    #[default]
+    Auto,
+    /// For every 8-bit frame (tests).
+    On,
+    Off,
+}
+
+/// [`CiedeTable::Auto`]'s threshold: 512 x 512. The table is 16.7M conversions, about four
+/// 1080p frames' worth.
+pub const CIEDE_TABLE_MIN_PIXELS: usize = 1 << 18;
+
+impl CiedeTable {
+    fn wanted(self, geom: &Geometry) -> bool {
+        geom.bpc == 8
+            && match self {
+                CiedeTable::Auto => geom.w * geom.h >= CIEDE_TABLE_MIN_PIXELS,
+                CiedeTable::On => true,
+                CiedeTable::Off => false,
+            }
+    }
+
+    /// `VMAFGPU_CIEDE_TABLE` = `on` / `off` (benchmarks' A/B), else `Auto`.
+    pub fn from_env() -> CiedeTable {
+        match std::env::var("VMAFGPU_CIEDE_TABLE").as_deref() {
+            Ok("on") => CiedeTable::On,
+            Ok("off") => CiedeTable::Off,
+            _ => CiedeTable::Auto,
+        }
     }
 }
 
@@ -555,8 +640,9 @@ struct Terms {
 /// magnitudes and the weighted sum of magnitudes ([`ssim::SumBound`]).
 const SSIM_PARTS: usize = 12;
 
-/// Additions a term passes through in a block's tree sum (log2 of [`BLOCK`]).
-const TREE_STEPS: usize = BLOCK.trailing_zeros() as usize;
+/// Additions a term passes through in `ssim_terms`' block sums: its thread's sum of its
+/// [`SSIM_TY`] pixels, then the block's tree sum (log2 of [`BLOCK`]).
+const TREE_STEPS: usize = SSIM_TY - 1 + BLOCK.trailing_zeros() as usize;
 
 /// Sums the GPU did not finish (SSIM or MS-SSIM images whose bound did not decide, PSNR-HVS
 /// planes whose GPU sum gave up), so that their terms were read back and added on the host,
@@ -732,6 +818,9 @@ pub struct Plan {
     pub narrow: bool,
     /// Launches on the upload stream after the uploads, before the metrics' launches.
     pub prep: Vec<Launch>,
+    /// Launches run once when the arena is set up, after the tables' uploads (tables that
+    /// the GPU computes).
+    pub setup: Vec<Launch>,
     /// Regions to zero before the launches (accumulators).
     pub zero: Vec<Region>,
     pub launches: Vec<Launch>,
@@ -765,6 +854,11 @@ pub struct Plan {
 impl Plan {
     /// The plan for a geometry. Metrics the GPU path leaves to the host are not in it.
     pub fn new(geom: Geometry) -> Plan {
+        Plan::with_ciede_table(geom, CiedeTable::Auto)
+    }
+
+    /// [`Plan::new`], with CIEDE2000's colour-conversion table as `table` says.
+    pub fn with_ciede_table(geom: Geometry, table: CiedeTable) -> Plan {
         let mut a = Arena::default();
         let c = geom.companions;
         let (w, h) = (geom.w, geom.h);
@@ -807,6 +901,8 @@ impl Plan {
 
         // Shared by every frame: scratch and tables, each used by one metric's launches (which
         // run in order on that metric's stream).
+        let ciede_table =
+            (ciede_factors.is_some() && table.wanted(&geom)).then(|| a.take(CIEDE_TABLE_BYTES));
         // The horizontal-pass scratch of SSIM, and of the MS-SSIM levels.
         let hc_ssim = ssim_geom.map(|(_, sw, sh)| a.take(4 * 5 * (sw - 10) * sh));
         let hc_ms = ms_ok.then(|| a.take(4 * 5 * (w - 10) * h));
@@ -980,6 +1076,7 @@ impl Plan {
                 (w, h, geom.bpc),
                 geom.plane(1),
                 f,
+                ciede_table,
                 part,
             ));
         }
@@ -1031,6 +1128,10 @@ impl Plan {
             staged,
             narrow,
             prep,
+            setup: ciede_table
+                .map(launch_ciede_lab_table)
+                .into_iter()
+                .collect(),
             zero,
             launches,
             metric_streams,
@@ -1774,6 +1875,7 @@ pub struct CompanionGpu {
     next_ticket: u64,
     feeder: Option<Sender<Feed>>,
     feeder_thread: Option<std::thread::JoinHandle<()>>,
+    ciede_table: CiedeTable,
 }
 
 impl CompanionGpu {
@@ -1817,7 +1919,20 @@ impl CompanionGpu {
             next_ticket: 0,
             feeder: Some(tx),
             feeder_thread: Some(feeder_thread),
+            ciede_table: CiedeTable::from_env(),
         })
+    }
+
+    /// Use CIEDE2000's colour-conversion table as `table` says (from the next geometry set
+    /// up; the default is [`CiedeTable::from_env`]).
+    pub fn set_ciede_table(&mut self, table: CiedeTable) {
+        if self.ciede_table != table {
+            self.ciede_table = table;
+            while !self.pending.is_empty() {
+                self.finish_oldest();
+            }
+            self.frame = None;
+        }
     }
 
     /// Make sure the buffers fit `geom` (reallocated only when the geometry changes).
@@ -1831,19 +1946,27 @@ impl CompanionGpu {
             self.finish_oldest();
         }
         self.frame = None;
-        let mut plan = Plan::new(geom);
+        let stream = &self.launcher.stream;
+        let mut plan = Plan::with_ciede_table(geom, self.ciede_table);
+        let alloc = |plan: &Plan| {
+            let staged: usize = plan.staged.iter().flatten().map(|r| r.bytes).sum();
+            let ring = ring_len(staged + plan.readback.bytes, plan.slot_stride());
+            let arena = stream.alloc_zeros::<u8>(plan.device_bytes(ring));
+            (ring, staged, arena)
+        };
+        let (mut ring, mut staged, mut arena) = alloc(&plan);
+        if arena.is_err() && !plan.setup.is_empty() {
+            // No room for CIEDE2000's table: without it (the same scores, computed).
+            plan = Plan::with_ciede_table(geom, CiedeTable::Off);
+            (ring, staged, arena) = alloc(&plan);
+        }
+        let arena = arena.map_err(be("cuMemAlloc"))?;
         // A diagnostic (tests, benchmarks): add every SSIM, MS-SSIM and PSNR-HVS sum from the
         // terms.
         plan.host_sums = std::env::var("VMAFGPU_COMPANION_SUMS").as_deref() == Ok("host");
-        for l in plan.prep.iter().chain(&plan.launches) {
+        for l in plan.setup.iter().chain(&plan.prep).chain(&plan.launches) {
             check_launch(l, plan.arena)?;
         }
-        let stream = &self.launcher.stream;
-        let staged: usize = plan.staged.iter().flatten().map(|r| r.bytes).sum();
-        let ring = ring_len(staged + plan.readback.bytes, plan.slot_stride());
-        let arena = stream
-            .alloc_zeros::<u8>(plan.device_bytes(ring))
-            .map_err(be("cuMemAlloc"))?;
         let base = {
             let (p, _sync) = arena.device_ptr(stream);
             p
@@ -1855,6 +1978,11 @@ impl CompanionGpu {
                 result::memcpy_htod_async(base + r.off as u64, &bytes[..], stream.cu_stream())
             }
             .map_err(be("upload tables"))?;
+        }
+        // Tables the GPU fills, on the upload stream: before any frame's uploads, so before
+        // its kernels.
+        for l in &plan.setup {
+            launch(&self.launcher, stream, &plan, base, 0, l)?;
         }
         let readbacks = (0..ring)
             .map(|slot| {
