@@ -371,7 +371,7 @@ fn launch_ssim_hconv(
     need(out, 4 * 5 * (w - 10) * h, "ssim_hconv out");
     Launch {
         kernel: Kernel::SsimHconv,
-        grid: (blocks((w - 10).div_ceil(SSIM_HX) * h, BLOCK as usize), 1),
+        grid: (blocks((w - 10) * h, BLOCK as usize), 1),
         args: vec![
             KArg::Ptr(r),
             KArg::Ptr(d),
@@ -383,17 +383,12 @@ fn launch_ssim_hconv(
     }
 }
 
-/// `SSIM_HX` in kernels/ssim.cu: `ssim_hconv`'s outputs a thread (of one row).
-const SSIM_HX: usize = 4;
-
-/// `SSIM_TW`, `SSIM_TY` in kernels/ssim.cu: `ssim_terms`' tiles are `SSIM_TW` x
-/// `BLOCK / SSIM_TW * SSIM_TY` pixels, `SSIM_TY` of a column a thread.
+/// `SSIM_TW` in kernels/ssim.cu: `ssim_terms`' tiles are `SSIM_TW` x `BLOCK / SSIM_TW` pixels.
 const SSIM_TW: usize = 32;
-const SSIM_TY: usize = 4;
 
 /// `ssim_terms`' blocks for terms of `dw` x `dh`: one per tile.
 fn ssim_tiles((dw, dh): (usize, usize)) -> usize {
-    dw.div_ceil(SSIM_TW) * dh.div_ceil(BLOCK as usize / SSIM_TW * SSIM_TY)
+    dw.div_ceil(SSIM_TW) * dh.div_ceil(BLOCK as usize / SSIM_TW)
 }
 
 /// `ssim_terms`: `hc` holds 5 planes of `dw` x `h` floats (h >= 11); `l`, `c` receive
@@ -640,9 +635,8 @@ struct Terms {
 /// magnitudes and the weighted sum of magnitudes ([`ssim::SumBound`]).
 const SSIM_PARTS: usize = 12;
 
-/// Additions a term passes through in `ssim_terms`' block sums: its thread's sum of its
-/// [`SSIM_TY`] pixels, then the block's tree sum (log2 of [`BLOCK`]).
-const TREE_STEPS: usize = SSIM_TY - 1 + BLOCK.trailing_zeros() as usize;
+/// Additions a term passes through in a block's tree sum (log2 of [`BLOCK`]).
+const TREE_STEPS: usize = BLOCK.trailing_zeros() as usize;
 
 /// Sums the GPU did not finish (SSIM or MS-SSIM images whose bound did not decide, PSNR-HVS
 /// planes whose GPU sum gave up), so that their terms were read back and added on the host,
