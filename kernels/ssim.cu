@@ -28,17 +28,24 @@
 //       planes of ssim_hconv and the per-pixel terms, written to l, c, s (dw x dh each). Block
 //       b covers the tile of SSIM_TW x SSIM_TH pixels at column (b % tiles_x) * SSIM_TW, row
 //       (b / tiles_x) * SSIM_TH (tiles_x = ceil(dw / SSIM_TW)), so that a block's reads share
-//       rows in the cache. part receives SSIM_PARTS doubles per block: for each of l*c*s, l, c, s (in that order) the block's
-//       sum of the terms, of their magnitudes, and of the magnitudes times (n - i) (i the
-//       pixel's row-major index, n = dw * dh), each a tree sum over the block (stride 128, 64,
-//       ..., 1), so a term passes through at most 8 additions here.
+//       rows in the cache; thread t computes the pixels of column t % SSIM_TW at rows
+//       t / SSIM_TW + k * SSIM_TR (k < SSIM_TY), one after the other. part receives SSIM_PARTS
+//       doubles per block: for each of l*c*s, l, c, s (in that order) the block's sum of the
+//       terms, of their magnitudes, and of the magnitudes times (n - i) (i the pixel's
+//       row-major index, n = dw * dh): each thread adds its pixels' in order, then a tree sum
+//       over the block (stride 128, 64, ..., 1), so a term passes through at most
+//       SSIM_TY - 1 + 8 additions here (one block sum, with its 8 barriers, per SSIM_TY pixels
+//       a thread).
 
 #define SSIM_GLEN 11
 #define SSIM_PARTS 12
 #define SSIM_LPF_LEN 9
-// ssim_terms' tile: SSIM_TW columns by SSIM_TH rows of pixels, a thread each.
+// ssim_terms' tile: SSIM_TW columns by SSIM_TH rows of pixels, SSIM_TY of a column a thread
+// (rows SSIM_TR apart).
 #define SSIM_TW 32
-#define SSIM_TH (VG_BLOCK / SSIM_TW)
+#define SSIM_TY 4
+#define SSIM_TR (VG_BLOCK / SSIM_TW)
+#define SSIM_TH (SSIM_TR * SSIM_TY)
 
 // iqa/ssim_tools.h: g_gaussian_window_h (= g_gaussian_window_v).
 __constant__ float SSIM_GAUSS[SSIM_GLEN] = {0.001028f, 0.007599f, 0.036001f, 0.109361f,
@@ -156,18 +163,23 @@ ssim_terms(const float *__restrict__ hc, int dw, int h, float c1, float c2, floa
     const vg_i64 n = (vg_i64)dw * dh;
     const int tiles_x = (dw + SSIM_TW - 1) / SSIM_TW;
     const int x = (int)(blockIdx.x % tiles_x) * SSIM_TW + vg_tid() % SSIM_TW;
-    const int y = (int)(blockIdx.x / tiles_x) * SSIM_TH + vg_tid() / SSIM_TW;
-    const bool in = x < dw && y < dh;
-    const vg_i64 i = (vg_i64)y * dw + x;
-    // The terms l * c * s, l, c, s of this pixel (0 outside the image).
-    double t4[4] = {0.0, 0.0, 0.0, 0.0};
-    if (in) {
-        double a[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
-        for (int v = 0; v < SSIM_GLEN; ++v) {
-            const float k = SSIM_GAUSS[v];
-            const vg_i64 o = (vg_i64)(y + v) * dw + x;
+    const int y0 = (int)(blockIdx.x / tiles_x) * SSIM_TH + vg_tid() / SSIM_TW;
+    // Per thread, its pixels' l * c * s, l, c, s: the term, its magnitude and the magnitude
+    // times (n - i), added in pixel order.
+    double v[SSIM_PARTS];
 #pragma unroll
-            for (int q = 0; q < 5; ++q) a[q] += (double)(hc[q * plane + o] * k);
+    for (int q = 0; q < SSIM_PARTS; ++q) v[q] = 0.0;
+#pragma unroll 1
+    for (int k = 0; k < SSIM_TY; ++k) {
+        const int y = y0 + k * SSIM_TR;
+        if (x >= dw || y >= dh) continue;
+        const vg_i64 i = (vg_i64)y * dw + x;
+        double a[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+        for (int u = 0; u < SSIM_GLEN; ++u) {
+            const float g = SSIM_GAUSS[u];
+            const vg_i64 o = (vg_i64)(y + u) * dw + x;
+#pragma unroll
+            for (int q = 0; q < 5; ++q) a[q] += (double)(hc[q * plane + o] * g);
         }
         const float mr = (float)a[0], md = (float)a[1];
         float sr = (float)a[2] - mr * mr;
@@ -185,21 +197,16 @@ ssim_terms(const float *__restrict__ hc, int dw, int h, float c1, float c2, floa
         c_out[i] = c;
         s_out[i] = s;
         // SsimSums::add: ssim += l * c * s (left to right, in double).
-        t4[0] = l * c * (double)s;
-        t4[1] = l;
-        t4[2] = c;
-        t4[3] = (double)s;
-    }
-    const int t = vg_tid();
-    const double weight = in ? (double)(n - i) : 0.0;
-    double v[SSIM_PARTS];
+        const double t4[4] = {l * c * (double)s, l, c, (double)s};
+        const double weight = (double)(n - i);
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-        const double m = fabs(t4[q]);
-        v[3 * q] = t4[q];
-        v[3 * q + 1] = m;
-        v[3 * q + 2] = m * weight;
+        for (int q = 0; q < 4; ++q) {
+            const double m = fabs(t4[q]);
+            v[3 * q] += t4[q];
+            v[3 * q + 1] += m;
+            v[3 * q + 2] += m * weight;
+        }
     }
     vg_block_sums<double, SSIM_PARTS>(v, red);
-    if (t < SSIM_PARTS) part[(vg_i64)blockIdx.x * SSIM_PARTS + t] = red[t * VG_BLOCK];
+    if (vg_tid() < SSIM_PARTS) part[(vg_i64)blockIdx.x * SSIM_PARTS + vg_tid()] = red[vg_tid() * VG_BLOCK];
 }

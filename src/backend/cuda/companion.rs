@@ -383,12 +383,14 @@ fn launch_ssim_hconv(
     }
 }
 
-/// `SSIM_TW` in kernels/ssim.cu: `ssim_terms`' tiles are `SSIM_TW` x `BLOCK / SSIM_TW` pixels.
+/// `SSIM_TW`, `SSIM_TY` in kernels/ssim.cu: `ssim_terms`' tiles are `SSIM_TW` x
+/// `BLOCK / SSIM_TW * SSIM_TY` pixels, `SSIM_TY` of a column a thread.
 const SSIM_TW: usize = 32;
+const SSIM_TY: usize = 4;
 
 /// `ssim_terms`' blocks for terms of `dw` x `dh`: one per tile.
 fn ssim_tiles((dw, dh): (usize, usize)) -> usize {
-    dw.div_ceil(SSIM_TW) * dh.div_ceil(BLOCK as usize / SSIM_TW)
+    dw.div_ceil(SSIM_TW) * dh.div_ceil(BLOCK as usize / SSIM_TW * SSIM_TY)
 }
 
 /// `ssim_terms`: `hc` holds 5 planes of `dw` x `h` floats (h >= 11); `l`, `c` receive
@@ -635,8 +637,9 @@ struct Terms {
 /// magnitudes and the weighted sum of magnitudes ([`ssim::SumBound`]).
 const SSIM_PARTS: usize = 12;
 
-/// Additions a term passes through in a block's tree sum (log2 of [`BLOCK`]).
-const TREE_STEPS: usize = BLOCK.trailing_zeros() as usize;
+/// Additions a term passes through in `ssim_terms`' block sums: its thread's sum of its
+/// [`SSIM_TY`] pixels, then the block's tree sum (log2 of [`BLOCK`]).
+const TREE_STEPS: usize = SSIM_TY - 1 + BLOCK.trailing_zeros() as usize;
 
 /// Sums the GPU did not finish (SSIM or MS-SSIM images whose bound did not decide, PSNR-HVS
 /// planes whose GPU sum gave up), so that their terms were read back and added on the host,
