@@ -17,7 +17,7 @@
 //!   float rounding boundary), the host reads that image's terms from the frame's own copy of the
 //!   results on the device and adds them in row-major order with the CPU's accumulator
 //!   (`ssim::SsimSums`). Either way the result is the CPU's bit for bit; the readback is the
-//!   per-block sums (~100 bytes per 256 pixels) instead of 20 bytes per pixel.
+//!   per-block sums (96 bytes per 1,024 pixels) instead of 20 bytes per pixel.
 //! - PSNR-HVS: one thread per 8x8 block (integer DCT, float masking), 64 float terms per block;
 //!   libvmaf adds them in raster order into one float. The terms are never negative, so while
 //!   the partial sum stays in one binade the float additions are integer additions of the terms
@@ -2156,6 +2156,36 @@ impl CompanionGpu {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The value of `#define name value` in the kernel text.
+    fn define(name: &str) -> &'static str {
+        let key = format!("#define {name} ");
+        SOURCE
+            .lines()
+            .find_map(|l| l.strip_prefix(key.as_str()))
+            .unwrap_or_else(|| panic!("no #define {name} in the kernel text"))
+            .trim()
+    }
+
+    #[test]
+    fn constants_match_the_kernel_text() {
+        // The launch geometry and the SSIM bound's step count depend on these: a kernel
+        // changed alone would size grids and regions wrongly, or make the bound too tight.
+        for (name, v) in [
+            ("VG_BLOCK", BLOCK as usize),
+            ("PSNR_ITEMS", PSNR_ITEMS),
+            ("SSIM_PARTS", SSIM_PARTS),
+            ("SSIM_TW", SSIM_TW),
+            ("SSIM_TY", SSIM_TY),
+        ] {
+            assert_eq!(define(name), v.to_string(), "{name}");
+        }
+        assert_eq!(define("CIEDE_TABLE_LEN"), "(1ll << 24)");
+        assert_eq!(CIEDE_TABLE_LEN, 1 << 24);
+        assert_eq!(define("SSIM_TR"), "(VG_BLOCK / SSIM_TW)");
+        assert_eq!(define("SSIM_TH"), "(SSIM_TR * SSIM_TY)");
+        assert_eq!(TREE_STEPS, SSIM_TY - 1 + 8);
+    }
 
     #[test]
     fn run_parallel_keeps_task_order_and_turns_panics_into_errors() {
