@@ -252,32 +252,37 @@ VG_INLINE int hvs_binade(float s, vg_u64 *k) {
     return ex - 127;
 }
 
-// x / 2^(e-23) rounded to nearest (x >= 0 finite), capped at HVS_RCAP; *tie when the fraction
-// is exactly 1/2.
-VG_INLINE vg_u64 hvs_round(float x, int e, bool *tie) {
+// x >= 0 taken apart: x = m * 2^(*ex2), m < 2^24 (0 for +0).
+VG_INLINE vg_u32 hvs_split(float x, int *ex2) {
     const vg_u32 b = __float_as_uint(x);
     const int ex = (int)((b >> 23) & 0xff);
-    vg_u64 m = b & 0x7fffff;
-    int ex2;  // x = m * 2^ex2
+    const vg_u32 m = b & 0x7fffff;
     if (ex == 0) {
-        ex2 = -149;
-    } else {
-        m |= 0x800000;
-        ex2 = ex - 150;
+        *ex2 = -149;
+        return m;
     }
+    *ex2 = ex - 150;
+    return m | 0x800000;
+}
+
+// m / 2^d rounded to nearest (m < 2^24), capped at HVS_RCAP; *tie when the fraction is exactly
+// 1/2. 32-bit arithmetic: shifts below 32, results at most 2^26.
+VG_INLINE vg_u32 hvs_round_m(vg_u32 m, int d, bool *tie) {
     *tie = false;
     if (m == 0) return 0;
-    const int d = (e - 23) - ex2;
-    if (d <= 0) {
-        if (-d >= 3) return HVS_RCAP;  // m << 3 >= 2^26
-        const vg_u64 r = m << (-d);
-        return r > HVS_RCAP ? HVS_RCAP : r;
-    }
+    if (d <= 0) return -d >= 3 ? (vg_u32)HVS_RCAP : m << (-d);  // m << 2 < 2^26 = HVS_RCAP
     if (d > 25) return 0;  // m < 2^24 < 2^(d-1): below half a step
-    const vg_u64 rem = m & ((1ull << d) - 1), half = 1ull << (d - 1);
+    const vg_u32 rem = m & ((1u << d) - 1), half = 1u << (d - 1);
     *tie = rem == half;
-    const vg_u64 r = (m >> d) + (rem > half ? 1 : 0);
-    return r > HVS_RCAP ? HVS_RCAP : r;
+    return (m >> d) + (rem > half ? 1u : 0u);  // at most 2^24
+}
+
+// x / 2^(e-23) rounded to nearest (x >= 0 finite), capped at HVS_RCAP; *tie when the fraction
+// is exactly 1/2.
+VG_INLINE vg_u32 hvs_round(float x, int e, bool *tie) {
+    int ex2;
+    const vg_u32 m = hvs_split(x, &ex2);
+    return hvs_round_m(m, (e - 23) - ex2, tie);
 }
 
 // k q as a float (k <= 2^24 - 1, exact).
@@ -343,12 +348,10 @@ hvs_chunk_bands(const float *__restrict__ terms, int n, double *__restrict__ wor
         // Negative, infinite or NaN (a square is none of these).
         if (!(x[i] >= 0.0f && x[i] <= 3.4028234663852886e38f)) bad = 1;
     }
-    // This thread's rounded sums per binade (each at most HVS_PER_THREAD * 2^26), then its tie
+    // This thread's rounded sums per binade (hvs_round of each term at the binades b + j, the
+    // term taken apart once; each at most HVS_PER_THREAD * 2^26 = 2^29: 32-bit), then its tie
     // counts (at most HVS_PER_THREAD per binade, so at most HVS_CHUNK = 2^11 over the block:
     // 16-bit fields, four binades to a word), then `bad`.
-    // hvs_round of each term at the binades b + j, with the term taken apart once and 32-bit
-    // arithmetic (the same values: m < 2^24, shifts below 32; a rounded value is at most
-    // HVS_RCAP = 2^26, a thread's sum of HVS_PER_THREAD = 8 of them at most 2^29).
     vg_u64 v[HVS_SUMS];
 #pragma unroll
     for (int j = 0; j < HVS_SUMS; ++j) v[j] = 0;
@@ -356,32 +359,14 @@ hvs_chunk_bands(const float *__restrict__ terms, int n, double *__restrict__ wor
 #pragma unroll
     for (int j = 0; j < HVS_BANDS; ++j) s32[j] = 0;
     for (int i = 0; i < HVS_PER_THREAD; ++i) {
-        const vg_u32 bits = __float_as_uint(x[i] >= 0.0f ? x[i] : 0.0f);
-        const int ex = (int)((bits >> 23) & 0xff);
-        vg_u32 m = bits & 0x7fffff;
-        int ex2;  // the term is m * 2^ex2
-        if (ex == 0) {
-            ex2 = -149;
-        } else {
-            m |= 0x800000;
-            ex2 = ex - 150;
-        }
+        int ex2;
+        const vg_u32 m = hvs_split(x[i] >= 0.0f ? x[i] : 0.0f, &ex2);
         if (m == 0) continue;
-        const int d0 = (b - 23) - ex2;
 #pragma unroll
         for (int j = 0; j < HVS_BANDS; ++j) {
-            const int d = d0 + j;
-            vg_u32 r;
-            if (d <= 0) {
-                r = -d >= 3 ? (vg_u32)HVS_RCAP : m << (-d);  // m << 2 < 2^26
-            } else if (d > 25) {
-                r = 0;
-            } else {
-                const vg_u32 rem = m & ((1u << d) - 1), half = 1u << (d - 1);
-                if (rem == half) v[HVS_BANDS + j / 4] += 1ull << (16 * (j % 4));
-                r = (m >> d) + (rem > half ? 1u : 0u);
-            }
-            s32[j] += r;
+            bool tie;
+            s32[j] += hvs_round_m(m, (b + j - 23) - ex2, &tie);
+            if (tie) v[HVS_BANDS + j / 4] += 1ull << (16 * (j % 4));
         }
     }
 #pragma unroll

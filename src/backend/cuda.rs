@@ -311,9 +311,7 @@ impl StagePool {
     fn convert(&self, src: &[u16], dst: &mut [u8], eight_bit: bool) {
         self.convert_all(vec![(src, dst)], eight_bit);
     }
-}
 
-impl StagePool {
     /// Convert each `(src, dst)` plane as [`StagePool::convert`] does, all at once: every
     /// plane's chunks go out in one round (one wait for all of them, not one per plane), the
     /// calling thread taking its share.

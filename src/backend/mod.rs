@@ -165,9 +165,6 @@ pub trait Backend: Send {
     }
 }
 
-/// Compute one job on the calling thread: the CPU reference, also what GPU backends are checked
-/// against. Fails only where a companion metric refuses the planes (the engine checks them
-/// before it submits a job, so this does not happen through the engine).
 /// Add the time since `since` to `counter` (nanoseconds) and return now: the per-stage timing
 /// counters that benchmarks read (engine::push_times, cuda::companion::feeder_times).
 pub(crate) fn add_elapsed(
@@ -180,6 +177,9 @@ pub(crate) fn add_elapsed(
     now
 }
 
+/// Compute one job on the calling thread: the CPU reference, also what GPU backends are checked
+/// against. Fails only where a companion metric refuses the planes (the engine checks them
+/// before it submits a job, so this does not happen through the engine).
 pub fn compute_job_cpu(job: &FrameJob) -> Result<FrameAccum> {
     use crate::features::{adm, motion, vif};
     let (r, d) = (job.reference.view(), job.distorted.view());

@@ -1925,11 +1925,17 @@ impl CompanionGpu {
     pub fn set_ciede_table(&mut self, table: CiedeTable) {
         if self.ciede_table != table {
             self.ciede_table = table;
-            while !self.pending.is_empty() {
-                self.finish_oldest();
-            }
-            self.frame = None;
+            self.drop_frame();
         }
+    }
+
+    /// Finish the frames pending (they read the current geometry's buffers: a frame's scores
+    /// are in only after its readback completed), then free those buffers.
+    fn drop_frame(&mut self) {
+        while !self.pending.is_empty() {
+            self.finish_oldest();
+        }
+        self.frame = None;
     }
 
     /// Make sure the buffers fit `geom` (reallocated only when the geometry changes).
@@ -1937,12 +1943,7 @@ impl CompanionGpu {
         if self.frame.as_ref().is_some_and(|f| f.plan.geom == geom) {
             return Ok(());
         }
-        // The frames pending read the old geometry's buffers: finish them first (a frame's
-        // scores are in only after its readback completed).
-        while !self.pending.is_empty() {
-            self.finish_oldest();
-        }
-        self.frame = None;
+        self.drop_frame();
         let stream = &self.launcher.stream;
         let mut plan = Plan::with_ciede_table(geom, self.ciede_table);
         let alloc = |plan: &Plan| {
