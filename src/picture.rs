@@ -30,6 +30,17 @@ impl ChromaFormat {
             ChromaFormat::Yuv444 => Some((width, height)),
         }
     }
+
+    /// The chroma size libvmaf scores for a luma plane of `width` x `height` (its pictures
+    /// round odd sizes down: `width >> ss_x`, `height >> ss_y`), or `None` for gray.
+    pub fn libvmaf_chroma_size(self, width: usize, height: usize) -> Option<(usize, usize)> {
+        match self {
+            ChromaFormat::Gray => None,
+            ChromaFormat::Yuv420 => Some((width >> 1, height >> 1)),
+            ChromaFormat::Yuv422 => Some((width >> 1, height)),
+            ChromaFormat::Yuv444 => Some((width, height)),
+        }
+    }
 }
 
 /// One plane of samples, borrowed as bytes. `stride` is in bytes.
@@ -242,12 +253,7 @@ impl Picture<'_> {
         u: &mut OwnedPlane,
         v: &mut OwnedPlane,
     ) -> Result<bool, Error> {
-        let size = match self.format {
-            ChromaFormat::Gray => None,
-            ChromaFormat::Yuv420 => Some((self.width >> 1, self.height >> 1)),
-            ChromaFormat::Yuv422 => Some((self.width >> 1, self.height)),
-            ChromaFormat::Yuv444 => Some((self.width, self.height)),
-        };
+        let size = self.format.libvmaf_chroma_size(self.width, self.height);
         self.copy_chroma_sized(u, v, size)
     }
 

@@ -386,3 +386,214 @@ fn cuda_push_shared_refuses_out_of_range_samples() {
     };
     eprintln!("{test}: {refusals} refusals, each naming its first bad sample, {how}");
 }
+
+/// A YUV frame in one buffer, planes one after the other with padded rows: (bytes, (offset,
+/// stride) of Y, U, V). The chroma planes are GStreamer's size (odd sizes round up).
+type Yuv = (Vec<u8>, [(usize, usize); 3]);
+
+fn yuv(
+    (w, h, bpc): (usize, usize, u8),
+    format: ChromaFormat,
+    t: f64,
+    noise: u64,
+    seed: u64,
+) -> Yuv {
+    let bps = if bpc > 8 { 2 } else { 1 };
+    let (cw, ch) = format.chroma_size(w, h).unwrap();
+    let mut buf = Vec::new();
+    let mut at = [(0, 0); 3];
+    for (p, a) in at.iter_mut().enumerate() {
+        let (pw, ph) = if p == 0 { (w, h) } else { (cw, ch) };
+        let stride = pw * bps + 24 + 13 * p * (2 - bps);
+        *a = (buf.len(), stride);
+        buf.extend(luma(
+            pw,
+            ph,
+            bpc,
+            stride,
+            t + p as f64,
+            noise,
+            seed + 7 * p as u64,
+        ));
+    }
+    (buf, at)
+}
+
+fn yuv_picture<'a>(
+    buf: &'a [u8],
+    at: &[(usize, usize); 3],
+    (w, h, bpc): (usize, usize, u8),
+    format: ChromaFormat,
+) -> Picture<'a> {
+    let plane = |p: usize| PlaneRef {
+        data: &buf[at[p].0..],
+        stride: at[p].1,
+    };
+    Picture {
+        width: w,
+        height: h,
+        bpc,
+        format,
+        luma: plane(0),
+        chroma: Chroma::Planar {
+            u: plane(1),
+            v: plane(2),
+        },
+    }
+}
+
+/// Companion metrics through the zero-copy route on the GPU: `push_shared_with_chroma` with
+/// pageable planes (copied into staging) and pinned planes (uploaded from where they are) gives
+/// exactly the scores of `push` on the GPU (the same kernels on the same samples), and those
+/// equal the CPU backend's (CIEDE2000 within `ciede_bound`, as in companion_parity); the
+/// caller's buffers are all let go by `finish`. 4:2:0, 4:2:2 and 4:4:4, odd sizes (libvmaf's
+/// chroma rounds down), 8 to 12 bits, 1080p 8-bit (the CIEDE2000 table).
+#[test]
+fn push_shared_with_chroma_on_cuda_equals_push() {
+    use gstvmafgpu::backend::HostChroma;
+    use gstvmafgpu::backend::cuda::companion::ciede_bound;
+    use gstvmafgpu::engine::Companions;
+    let test = "push_shared_with_chroma_on_cuda_equals_push";
+    let mut cases = vec![
+        (177usize, 179usize, 8u8, ChromaFormat::Yuv420),
+        (181, 178, 10, ChromaFormat::Yuv422),
+        (180, 177, 12, ChromaFormat::Yuv444),
+        (1920, 1080, 8, ChromaFormat::Yuv420),
+    ];
+    if !quick() {
+        cases.push((1281, 719, 10, ChromaFormat::Yuv420));
+    }
+    let companions = Companions {
+        psnr: true,
+        ssim: true,
+        ms_ssim: true,
+        ciede: true,
+        psnr_hvs: true,
+    };
+    let mut bad = Vec::new();
+    for subsample in [1, 2] {
+        let cfg = ScorerConfig {
+            companions,
+            subsample,
+            ..Default::default()
+        };
+        let Some((mut gpu, pinned)) = cuda_or_skip(test, &cfg) else {
+            return;
+        };
+        assert!(gpu.takes_host_planes() && gpu.wants_host_chroma());
+        let mut cpu = Scorer::new(ScorerConfig {
+            backend: BackendKind::Cpu,
+            ..cfg.clone()
+        })
+        .unwrap();
+        for &(w, h, bpc, format) in &cases {
+            let g = (w, h, bpc);
+            let label = format!("{w}x{h} {bpc}-bit {format:?} subsample {subsample}");
+            let frames: Vec<[Yuv; 2]> = (0..4)
+                .map(|i| {
+                    let t = i as f64 * 0.05;
+                    [yuv(g, format, t, 1, 11 + i), yuv(g, format, t, 4, 97 + i)]
+                })
+                .collect();
+            let plain = |s: &mut Scorer| -> Scores {
+                let mut out = Vec::new();
+                for [(r, ra), (d, da)] in &frames {
+                    let (rp, dp) = (yuv_picture(r, ra, g, format), yuv_picture(d, da, g, format));
+                    out.extend(s.push(&rp, &dp).unwrap());
+                }
+                let (rest, summary) = s.finish().unwrap();
+                out.extend(rest);
+                (out, summary)
+            };
+            let want = plain(&mut cpu);
+            let via_push = plain(&mut gpu);
+            let (cw, ch) = format.libvmaf_chroma_size(w, h).unwrap();
+            let mut weak: Vec<Weak<dyn HostBytes>> = Vec::new();
+            let mut shared = |s: &mut Scorer, on_pinned: bool| -> Scores {
+                let mut out = Vec::new();
+                for [(r, ra), (d, da)] in &frames {
+                    let mut host = |b: &[u8], at: &[(usize, usize); 3]| {
+                        let owner: Arc<dyn HostBytes> = if on_pinned {
+                            let mut p: PinnedHostBuf = pinned.alloc(b.len()).expect("pinned");
+                            p.as_mut().copy_from_slice(b);
+                            Arc::new(p)
+                        } else {
+                            Arc::new(b.to_vec())
+                        };
+                        weak.push(Arc::downgrade(&owner));
+                        let plane = |p: usize, (pw, ph): (usize, usize)| {
+                            HostPlane::new(Arc::clone(&owner), at[p].0, at[p].1, pw, ph, bpc)
+                                .unwrap()
+                        };
+                        (plane(0, (w, h)), [plane(1, (cw, ch)), plane(2, (cw, ch))])
+                    };
+                    let ((rl, rc), (dl, dc)) = (host(r, ra), host(d, da));
+                    let chroma = HostChroma {
+                        reference: rc,
+                        distorted: dc,
+                    };
+                    let (rp, dp) = (yuv_picture(r, ra, g, format), yuv_picture(d, da, g, format));
+                    out.extend(
+                        s.push_shared_with_chroma(&rp, &dp, rl, dl, Some(chroma))
+                            .unwrap(),
+                    );
+                }
+                let (rest, summary) = s.finish().unwrap();
+                out.extend(rest);
+                (out, summary)
+            };
+            let via_pageable = shared(&mut gpu, false);
+            let via_pinned = shared(&mut gpu, true);
+            for (name, got) in [("pageable", &via_pageable), ("pinned", &via_pinned)] {
+                if *got != via_push {
+                    bad.push(format!(
+                        "{label}: push_shared_with_chroma {name} differs from push"
+                    ));
+                }
+            }
+            let alive = weak.iter().filter(|w| w.upgrade().is_some()).count();
+            if alive != 0 {
+                bad.push(format!(
+                    "{label}: {alive} host buffers still held after finish()"
+                ));
+            }
+            // The GPU against the CPU: every metric equal, CIEDE2000 within its bound.
+            let frames_with =
+                |s: &Scores, m: &str| s.0.iter().filter(|f| f.get(m).is_some()).count();
+            for m in ["psnr_cb", "ciede2000", "psnr_hvs", "float_ms_ssim"] {
+                if frames_with(&want, m) != 4usize.div_ceil(subsample as usize) {
+                    bad.push(format!("{label}: the CPU run lacks {m}"));
+                }
+            }
+            if via_push.0.len() != want.0.len() {
+                bad.push(format!(
+                    "{label}: {} frames vs the CPU's {}",
+                    via_push.0.len(),
+                    want.0.len()
+                ));
+            }
+            for (g, c) in via_push.0.iter().zip(&want.0) {
+                for ((name, gv), (cname, cv)) in g.metrics.iter().zip(&c.metrics) {
+                    let ok = name == cname
+                        && if name == "ciede2000" {
+                            (gv - cv).abs() <= ciede_bound(w, h)
+                        } else {
+                            gv == cv
+                        };
+                    if !ok {
+                        bad.push(format!(
+                            "{label}: frame {} {name} {gv:e} vs the CPU's {cname} {cv:e}",
+                            g.index
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} failures:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}

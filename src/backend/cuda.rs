@@ -363,31 +363,59 @@ impl StagePool {
     /// Copy the rows of `src` back to back into `dst` (at least `row_bytes * height` bytes),
     /// split over the pool and the calling thread.
     fn copy_rows(&self, src: &HostPlane, dst: &mut [u8]) {
-        let (row, stride, h) = (src.row_bytes(), src.stride(), src.height());
-        let bytes = src.bytes();
+        self.copy_rows_all(vec![(src, dst)]);
+    }
+
+    /// [`StagePool::copy_rows`] for several planes at once: every plane's runs of rows go out
+    /// in one round (one wait for all), the calling thread taking its share.
+    fn copy_rows_all(&self, planes: Vec<(&HostPlane, &mut [u8])>) {
         let parts = self.txs.len() + 1;
-        // At least 64 KiB a chunk.
-        let per = h.div_ceil(parts).max((1usize << 16).div_ceil(row)).max(1);
-        let mut sent = 0;
-        let mut y = 0;
-        let mut dst_rest = &mut dst[..row * h];
-        while h - y > per && sent < self.txs.len() {
-            let (d0, d1) = std::mem::take(&mut dst_rest).split_at_mut(per * row);
-            let r = Rows {
-                src: bytes[y * stride..].as_ptr(),
-                stride,
-                dst: d0.as_mut_ptr(),
-                row,
-                rows: per,
-            };
-            match self.txs[sent].send(Task::Rows(r)) {
-                Ok(()) => sent += 1,
-                Err(_) => copy_rows(&bytes[y * stride..], stride, d0, row),
+        let total: usize = planes.iter().map(|(p, _)| p.row_bytes() * p.height()).sum();
+        // Runs of whole rows, at least 64 KiB each (a plane's last run may be shorter).
+        let per_bytes = total.div_ceil(parts).max(1 << 16);
+        let mut runs: Vec<Rows> = Vec::new();
+        for (src, dst) in planes {
+            let (row, stride, h) = (src.row_bytes(), src.stride(), src.height());
+            let per = per_bytes.div_ceil(row).max(1);
+            let bytes = src.bytes();
+            let mut dst_rest = &mut dst[..row * h];
+            let mut y = 0;
+            while y < h {
+                let rows = per.min(h - y);
+                let (d0, d1) = std::mem::take(&mut dst_rest).split_at_mut(rows * row);
+                runs.push(Rows {
+                    src: bytes[y * stride..].as_ptr(),
+                    stride,
+                    dst: d0.as_mut_ptr(),
+                    row,
+                    rows,
+                });
+                dst_rest = d1;
+                y += rows;
             }
-            dst_rest = d1;
-            y += per;
         }
-        copy_rows(&bytes[y * stride..], stride, dst_rest, row);
+        let mut sent = 0;
+        let mut mine = Vec::new();
+        for (k, r) in runs.into_iter().enumerate() {
+            let helper = k % parts;
+            if helper < self.txs.len() {
+                match self.txs[helper].send(Task::Rows(r)) {
+                    Ok(()) => sent += 1,
+                    Err(e) => match e.0 {
+                        Task::Rows(r) => mine.push(r),
+                        Task::Convert(_) => unreachable!("sent rows"),
+                    },
+                }
+            } else {
+                mine.push(r);
+            }
+        }
+        for r in mine {
+            // SAFETY: each run was made above from a live plane's rows (HostPlane::new checked
+            // they lie in its bytes) and a disjoint part of its `dst`, both borrowed until this
+            // function returns.
+            unsafe { r.run() };
+        }
         for _ in 0..sent {
             let _ = self.done.recv();
         }
@@ -534,6 +562,14 @@ fn range_check_on_gpu() -> bool {
 fn direct_upload() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| std::env::var("VMAFGPU_DIRECT_UPLOAD").as_deref() != Ok("0"))
+}
+
+/// Whether `p` is uploaded from where it is (pinned memory: the element's pool, or memory the
+/// driver knows as page-locked) instead of through staging. Needs a current context.
+fn uploads_directly(p: &HostPlane) -> bool {
+    direct_upload()
+        && (pinned::is_registered(p.bytes().as_ptr(), p.bytes().len())
+            || driver_says_pinned(p.bytes()))
 }
 
 /// Queue a copy of a host plane's rows into compact device rows.
@@ -881,13 +917,7 @@ impl Worker {
         fn src<'a>(o: &'a OwnedPlane, hp: Option<&'a HostPlane>) -> Src<'a> {
             match hp {
                 None => Src::Owned(o),
-                Some(p)
-                    if direct_upload()
-                        && (pinned::is_registered(p.bytes().as_ptr(), p.bytes().len())
-                            || driver_says_pinned(p.bytes())) =>
-                {
-                    Src::Direct(p)
-                }
+                Some(p) if uploads_directly(p) => Src::Direct(p),
                 Some(p) => Src::Staged(p),
             }
         }
@@ -1025,9 +1055,7 @@ impl Worker {
         let companions = if job.features && job.companions.any() {
             let gpu = self.companion_gpu()?;
             let t = match host {
-                // Host planes with companion metrics (the engine does not send these): the
-                // kernels read compact planes.
-                Some(x) => gpu.submit(&x.materialize(job.clone()))?,
+                Some(x) => gpu.submit_host(job, x)?,
                 None => gpu.submit(job)?,
             };
             // Frames whose companion scores are pending, plus the one being queued.

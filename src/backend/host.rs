@@ -338,13 +338,35 @@ pub fn check_ranges(planes: &[(&HostPlane, &'static str)]) -> Result<()> {
     Ok(())
 }
 
-/// The luma planes of one job in the caller's memory (see [`super::FrameJob`]).
+/// The chroma planes of a pair in the caller's memory, at libvmaf's chroma size (as
+/// [`super::ChromaPair`]: `width >> ss_x`, `height >> ss_y`).
+#[derive(Clone, Debug)]
+pub struct HostChroma {
+    /// Cb, Cr of the reference.
+    pub reference: [HostPlane; 2],
+    /// Cb, Cr of the distorted picture.
+    pub distorted: [HostPlane; 2],
+}
+
+impl HostChroma {
+    /// The four planes with the names [`Error::SampleRange`] gives them (reference first).
+    pub fn named(&self) -> [(&HostPlane, &'static str); 4] {
+        let [ru, rv] = &self.reference;
+        let [du, dv] = &self.distorted;
+        [(ru, "u"), (rv, "v"), (du, "u"), (dv, "v")]
+    }
+}
+
+/// The planes of one job in the caller's memory (see [`super::FrameJob`]).
 #[derive(Clone, Debug)]
 pub struct HostFrame {
     pub reference: HostPlane,
     pub distorted: HostPlane,
     /// The previous reference when it, too, is a host plane (else the job's `prev_ref`).
     pub prev_ref: Option<HostPlane>,
+    /// The chroma planes when the job's companion metrics read them (`job.chroma` is then
+    /// `None`).
+    pub chroma: Option<HostChroma>,
 }
 
 impl HostFrame {
@@ -355,6 +377,12 @@ impl HostFrame {
         job.distorted = Arc::new(self.distorted.to_owned_plane());
         if let Some(p) = &self.prev_ref {
             job.prev_ref = Some(Arc::new(p.to_owned_plane()));
+        }
+        if let Some(c) = &self.chroma {
+            job.chroma = Some(Arc::new(super::ChromaPair {
+                reference: c.reference.each_ref().map(HostPlane::to_owned_plane),
+                distorted: c.distorted.each_ref().map(HostPlane::to_owned_plane),
+            }));
         }
         job
     }

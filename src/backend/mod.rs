@@ -14,7 +14,7 @@ pub mod cuda;
 pub mod hip;
 pub mod host;
 
-pub use host::{HostBytes, HostFrame, HostPlane, RawHostBytes};
+pub use host::{HostBytes, HostChroma, HostFrame, HostPlane, RawHostBytes};
 
 use std::sync::Arc;
 

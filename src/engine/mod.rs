@@ -47,7 +47,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::backend::{
-    self, Backend, ChromaPair, CompanionScores, FrameAccum, FrameJob, HostFrame, HostPlane,
+    self, Backend, ChromaPair, CompanionScores, FrameAccum, FrameJob, HostChroma, HostFrame,
+    HostPlane,
 };
 use crate::error::{Error, Result};
 use crate::features::adm::AdmParams;
@@ -930,10 +931,16 @@ impl Scorer {
     }
 
     /// Whether [`Scorer::push_shared`] takes the zero-copy route: the backend reads planes in
-    /// the caller's memory (the CUDA backend) and no companion metric is on (they read the
-    /// compact planes). Otherwise `push_shared` is `push`.
+    /// the caller's memory (the CUDA backend). Otherwise `push_shared` is `push`.
     pub fn takes_host_planes(&self) -> bool {
-        self.backend.accepts_host_planes() && !self.cfg.companions.any()
+        self.backend.accepts_host_planes()
+    }
+
+    /// Whether the zero-copy route also wants the pictures' chroma planes
+    /// ([`Scorer::push_shared_with_chroma`]): a companion metric that reads them is on.
+    /// Without them such frames take `push`'s route.
+    pub fn wants_host_chroma(&self) -> bool {
+        self.takes_host_planes() && self.cfg.companions.needs_chroma()
     }
 
     /// [`Scorer::push`] without copying the luma planes where the backend can read them where
@@ -959,10 +966,64 @@ impl Scorer {
         ref_luma: HostPlane,
         dist_luma: HostPlane,
     ) -> Result<Vec<FrameScores>> {
+        self.push_shared_with_chroma(reference, distorted, ref_luma, dist_luma, None)
+    }
+
+    /// [`Scorer::push_shared`] with the pictures' chroma planes in the caller's memory too, at
+    /// libvmaf's chroma size (`width >> ss_x` x `height >> ss_y` of the pictures' format; Cb,
+    /// Cr), for the companion metrics that read them ([`Scorer::wants_host_chroma`]). A frame
+    /// whose companion metrics need chroma and that comes without it takes `push`'s route.
+    /// Chroma samples above `bpc` bits are refused before the frame is taken, by a scan on the
+    /// host (9 to 15 bits; 8- and 16-bit planes cannot hold one).
+    pub fn push_shared_with_chroma(
+        &mut self,
+        reference: &Picture<'_>,
+        distorted: &Picture<'_>,
+        ref_luma: HostPlane,
+        dist_luma: HostPlane,
+        chroma: Option<HostChroma>,
+    ) -> Result<Vec<FrameScores>> {
         if !self.takes_host_planes() {
             return self.push(reference, distorted);
         }
+        let features = self.clip.next_index.is_multiple_of(self.subsample());
+        let companions = if features {
+            self.cfg.companions
+        } else {
+            Companions::default()
+        };
+        let chroma = if companions.needs_chroma() {
+            match chroma {
+                Some(c) => Some(c),
+                None => return self.push(reference, distorted),
+            }
+        } else {
+            None
+        };
         let geometry = self.validate(reference, distorted)?;
+        if let Some(c) = &chroma {
+            let size = geometry
+                .format
+                .libvmaf_chroma_size(geometry.width, geometry.height);
+            for (p, what) in c.named() {
+                let got = (p.width(), p.height(), p.bpc());
+                if size.is_none_or(|(w, h)| got != (w, h, geometry.bpc)) {
+                    return Err(Error::Mismatch(format!(
+                        "{what} plane is {}x{} at {} bits, libvmaf's chroma of the {}x{} {:?} \
+                         picture at {} bits is {size:?}",
+                        got.0,
+                        got.1,
+                        got.2,
+                        geometry.width,
+                        geometry.height,
+                        geometry.format,
+                        geometry.bpc
+                    )));
+                }
+            }
+            // The backend's own check (checks_host_ranges) covers the luma planes only.
+            crate::backend::host::check_ranges(&c.named())?;
+        }
         for (p, what) in [(&ref_luma, "reference"), (&dist_luma, "distorted")] {
             if (p.width(), p.height(), p.bpc()) != (geometry.width, geometry.height, geometry.bpc) {
                 return Err(Error::Mismatch(format!(
@@ -1000,7 +1061,6 @@ impl Scorer {
             }
         };
         let index = self.clip.next_index;
-        let features = index.is_multiple_of(self.subsample());
         let distance = self.plan.motion.frame_distance() as usize;
         let (prev_ref, host_prev) =
             if self.plan.uses(Ext::Motion) && self.clip.refs.len() >= distance {
@@ -1019,13 +1079,14 @@ impl Scorer {
             vif: self.plan.vif,
             adm: self.plan.adm,
             features,
-            companions: Companions::default(),
+            companions,
             chroma: None,
         };
         let host = HostFrame {
             reference: ref_luma.clone(),
             distorted: dist_luma,
             prev_ref: host_prev,
+            chroma,
         };
         if let Err(e) = self.backend.submit_host(job, host) {
             self.abort_clip();

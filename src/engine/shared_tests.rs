@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use super::*;
 use crate::backend::cpu::CpuBackend;
-use crate::backend::{HostBytes, HostFrame, HostPlane};
+use crate::backend::{HostBytes, HostChroma, HostFrame, HostPlane};
 use crate::picture::{Chroma, PlaneRef};
 
 /// What the wrapper saw.
@@ -416,7 +416,8 @@ fn host_planes_are_released() {
     drop(w);
 }
 
-/// Without a backend that reads host planes, or with a companion metric on, push_shared is push.
+/// Without a backend that reads host planes, or without the chroma planes that a companion
+/// metric reads, push_shared is push.
 #[test]
 fn push_shared_falls_back_to_push() {
     let fr = frames(40, 36, 10, 4);
@@ -430,18 +431,277 @@ fn push_shared_falls_back_to_push() {
     assert!(!cpu.takes_host_planes());
     assert_eq!(shared(&mut cpu, &fr), want);
 
+    // A companion metric that reads chroma, and no chroma planes given (gray pictures here):
+    // push's route.
     let cfg = ScorerConfig {
         companions: Companions {
-            ssim: true,
+            psnr: true,
             ..Default::default()
         },
         ..Default::default()
     };
     let want = plain(cfg.clone(), &fr);
     let (mut s, seen) = host_scorer(cfg);
-    assert!(!s.takes_host_planes());
+    assert!(s.takes_host_planes() && s.wants_host_chroma());
     assert_eq!(shared(&mut s, &fr), want);
-    assert_eq!(seen.lock().unwrap().host_jobs, 0);
+    let seen = seen.lock().unwrap();
+    assert_eq!((seen.host_jobs, seen.plain_jobs), (0, 4));
+}
+
+/// A frame of three planes (4:2:0, 4:2:2 or 4:4:4) in one buffer with padded rows; the picture's
+/// chroma planes are GStreamer's size (rounded up), the host planes libvmaf's (rounded down).
+struct Yuv {
+    buf: Arc<Vec<u8>>,
+    w: usize,
+    h: usize,
+    bpc: u8,
+    format: ChromaFormat,
+    /// (offset, stride) of Y, U, V.
+    planes: [(usize, usize); 3],
+}
+
+impl Yuv {
+    fn new(w: usize, h: usize, bpc: u8, format: ChromaFormat, t: usize, noise: usize) -> Yuv {
+        let bps = if bpc > 8 { 2 } else { 1 };
+        let (cw, ch) = format.chroma_size(w, h).unwrap();
+        let max = (1usize << bpc) - 1;
+        let mut planes = [(0, 0); 3];
+        let mut buf = Vec::new();
+        for (p, plane) in planes.iter_mut().enumerate() {
+            let (pw, ph) = if p == 0 { (w, h) } else { (cw, ch) };
+            let stride = pw * bps + 8 * (p + 1);
+            *plane = (buf.len(), stride);
+            let start = buf.len();
+            buf.resize(start + stride * ph, 0xEE);
+            for y in 0..ph {
+                for x in 0..pw {
+                    let v = ((x * (5 + p) + y * 3 + t * 11 + p * 40) % 97 * max / 96
+                        + (x * y + t + p) * noise % 13)
+                        .min(max);
+                    let o = start + y * stride + x * bps;
+                    if bps == 2 {
+                        buf[o..o + 2].copy_from_slice(&(v as u16).to_le_bytes());
+                    } else {
+                        buf[o] = v as u8;
+                    }
+                }
+            }
+        }
+        Yuv {
+            buf: Arc::new(buf),
+            w,
+            h,
+            bpc,
+            format,
+            planes,
+        }
+    }
+
+    fn plane(&self, p: usize) -> PlaneRef<'_> {
+        let (off, stride) = self.planes[p];
+        PlaneRef {
+            data: &self.buf[off..],
+            stride,
+        }
+    }
+
+    fn picture(&self) -> Picture<'_> {
+        Picture {
+            width: self.w,
+            height: self.h,
+            bpc: self.bpc,
+            format: self.format,
+            luma: self.plane(0),
+            chroma: Chroma::Planar {
+                u: self.plane(1),
+                v: self.plane(2),
+            },
+        }
+    }
+
+    fn host(&self, p: usize, (w, h): (usize, usize)) -> HostPlane {
+        let owner: Arc<dyn HostBytes> = self.buf.clone();
+        let (off, stride) = self.planes[p];
+        HostPlane::new(owner, off, stride, w, h, self.bpc).unwrap()
+    }
+
+    fn luma(&self) -> HostPlane {
+        self.host(0, (self.w, self.h))
+    }
+
+    fn chroma(&self) -> [HostPlane; 2] {
+        let size = self.format.libvmaf_chroma_size(self.w, self.h).unwrap();
+        [self.host(1, size), self.host(2, size)]
+    }
+
+    fn set(&mut self, p: usize, x: usize, y: usize, v: u16) {
+        let (off, stride) = self.planes[p];
+        let buf = Arc::get_mut(&mut self.buf).expect("unique");
+        let o = off + y * stride + 2 * x;
+        buf[o..o + 2].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn all_companions(ms_ssim: bool) -> Companions {
+    Companions {
+        psnr: true,
+        ssim: true,
+        ms_ssim,
+        ciede: true,
+        psnr_hvs: true,
+    }
+}
+
+/// Both routes over the same frames: (push's scores and summary, push_shared_with_chroma's,
+/// the host jobs and plain jobs the backend saw).
+#[allow(clippy::type_complexity)]
+fn both_routes(
+    cfg: &ScorerConfig,
+    fr: &[(Yuv, Yuv)],
+) -> (
+    (Vec<FrameScores>, Summary),
+    (Vec<FrameScores>, Summary),
+    (usize, usize),
+) {
+    let mut plain = Scorer::new(ScorerConfig {
+        backend: BackendKind::Cpu,
+        threads: 2,
+        ..cfg.clone()
+    })
+    .unwrap();
+    let (mut s, seen) = host_scorer(cfg.clone());
+    assert!(s.wants_host_chroma());
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (r, d) in fr {
+        a.extend(plain.push(&r.picture(), &d.picture()).unwrap());
+        let chroma = HostChroma {
+            reference: r.chroma(),
+            distorted: d.chroma(),
+        };
+        b.extend(
+            s.push_shared_with_chroma(&r.picture(), &d.picture(), r.luma(), d.luma(), Some(chroma))
+                .unwrap(),
+        );
+    }
+    let (rest_a, sum_a) = plain.finish().unwrap();
+    let (rest_b, sum_b) = s.finish().unwrap();
+    a.extend(rest_a);
+    b.extend(rest_b);
+    let seen = seen.lock().unwrap();
+    ((a, sum_a), (b, sum_b), (seen.host_jobs, seen.plain_jobs))
+}
+
+/// Companion metrics through the zero-copy route (chroma planes in the caller's memory, at
+/// libvmaf's size: odd sizes round down) give push's scores, at every chroma format and at
+/// 8, 10, 12 and 16 bits, with subsampling, and MS-SSIM at a size it accepts.
+#[test]
+fn push_shared_with_chroma_equals_push() {
+    use ChromaFormat::*;
+    let cases = [
+        (45, 37, 8u8, Yuv420, 1, false),
+        (45, 37, 10, Yuv422, 1, false),
+        (41, 36, 12, Yuv444, 1, false),
+        (40, 35, 16, Yuv420, 1, false),
+        (45, 37, 8, Yuv420, 2, false),
+        (177, 176, 10, Yuv420, 1, true),
+    ];
+    let mut failures = Vec::new();
+    for (w, h, bpc, format, subsample, ms) in cases {
+        let n = if ms { 3 } else { 5 };
+        let fr: Vec<(Yuv, Yuv)> = (0..n)
+            .map(|t| {
+                (
+                    Yuv::new(w, h, bpc, format, t * t, 0),
+                    Yuv::new(w, h, bpc, format, t * t, 3),
+                )
+            })
+            .collect();
+        let mut companions = all_companions(ms);
+        // libvmaf's PSNR-HVS takes at most 12 bits.
+        companions.psnr_hvs = bpc <= 12;
+        let cfg = ScorerConfig {
+            subsample,
+            companions,
+            ..Default::default()
+        };
+        let (want, got, (host_jobs, plain_jobs)) = both_routes(&cfg, &fr);
+        let case = format!("{w}x{h} {bpc}-bit {format:?} subsample {subsample}");
+        if got != want {
+            failures.push(format!("{case}: scores differ\n{got:?}\n{want:?}"));
+        }
+        if (host_jobs, plain_jobs) != (n, 0) {
+            failures.push(format!("{case}: {host_jobs} host jobs, {plain_jobs} plain"));
+        }
+        let psnr_cb = want
+            .0
+            .iter()
+            .filter(|f| f.metrics.iter().any(|(m, _)| m == "psnr_cb"));
+        if psnr_cb.count() != n.div_ceil(subsample as usize) {
+            failures.push(format!("{case}: frames with chroma scores missing"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Chroma planes that do not fit the pictures, or hold a sample above the depth, are refused
+/// before the frame is taken (nothing changes: the next frame scores as in a clean clip).
+#[test]
+fn host_chroma_is_checked() {
+    let cfg = ScorerConfig {
+        companions: all_companions(false),
+        ..Default::default()
+    };
+    let fr: Vec<(Yuv, Yuv)> = (0..3)
+        .map(|t| {
+            (
+                Yuv::new(45, 37, 10, ChromaFormat::Yuv420, t, 0),
+                Yuv::new(45, 37, 10, ChromaFormat::Yuv420, t, 3),
+            )
+        })
+        .collect();
+    let ((want, want_sum), _, _) = both_routes(&cfg, &fr);
+    let (mut s, _) = host_scorer(cfg);
+    let (r, d) = &fr[0];
+    let push = |s: &mut Scorer, r: &Yuv, d: &Yuv, chroma: HostChroma| {
+        s.push_shared_with_chroma(&r.picture(), &d.picture(), r.luma(), d.luma(), Some(chroma))
+    };
+    // GStreamer's rounded-up chroma size instead of libvmaf's.
+    let wide = HostChroma {
+        reference: [r.host(1, (23, 19)), r.host(2, (23, 19))],
+        distorted: d.chroma(),
+    };
+    let e = push(&mut s, r, d, wide).unwrap_err();
+    assert!(matches!(e, Error::Mismatch(_)), "{e}");
+    // A 10-bit sample of 1024 in the distorted V plane.
+    let mut bad = Yuv::new(45, 37, 10, ChromaFormat::Yuv420, 0, 3);
+    bad.set(2, 21, 17, 1024);
+    let chroma = HostChroma {
+        reference: r.chroma(),
+        distorted: bad.chroma(),
+    };
+    let e = push(&mut s, r, &bad, chroma).unwrap_err();
+    assert_eq!(
+        e,
+        Error::SampleRange {
+            plane: "v",
+            x: 21,
+            y: 17,
+            value: 1024,
+            bpc: 10
+        }
+    );
+    assert_eq!(s.frames_pushed(), 0);
+    let mut out = Vec::new();
+    for (r, d) in &fr {
+        let chroma = HostChroma {
+            reference: r.chroma(),
+            distorted: d.chroma(),
+        };
+        out.extend(push(&mut s, r, d, chroma).unwrap());
+    }
+    let (rest, sum) = s.finish().unwrap();
+    out.extend(rest);
+    assert_eq!((out, sum), (want, want_sum));
 }
 
 /// The CPU backend behind a wrapper that checks host planes' samples itself, after taking the

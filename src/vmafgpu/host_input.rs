@@ -1,5 +1,5 @@
-//! The element's zero-copy input: the luma plane of a mapped buffer handed to the engine where
-//! it is ([`host_luma`]), and, with CUDA, a pool of pinned buffers offered upstream in the
+//! The element's zero-copy input: the planes of a mapped buffer handed to the engine where
+//! they are ([`host_planes`]), and, with CUDA, a pool of pinned buffers offered upstream in the
 //! ALLOCATION query ([`propose_pinned`]) so that a decoder writes its frames straight into
 //! memory the GPU copies from by DMA.
 
@@ -10,32 +10,64 @@ use gst_video::prelude::*;
 use super::input::InputFormat;
 use crate::backend::{HostBytes, HostPlane};
 
-/// A readable mapping of a buffer (it holds a reference to the buffer): the luma bytes stay
-/// valid and unchanged while it lives.
-struct LumaFrame(gst_video::VideoFrame<gst_video::video_frame::Readable>);
+/// One plane of a readable mapping of a buffer (the mapping holds a reference to the buffer):
+/// its bytes stay valid and unchanged while the mapping lives.
+struct MappedPlane(
+    Arc<gst_video::VideoFrame<gst_video::video_frame::Readable>>,
+    u32,
+);
 
-// SAFETY: plane_data(0) is computed from the mapping's fixed pointer and the frame's fixed
-// info: the same slice on every call. The mapping lives as long as the value, and a buffer
-// that has been pushed (we hold a reference) is not written by its producer until released.
-unsafe impl HostBytes for LumaFrame {
+// SAFETY: plane_data(n) is computed from the mapping's fixed pointer and the frame's fixed
+// info: the same slice on every call. The mapping lives as long as the value (the Arc), and a
+// buffer that has been pushed (we hold a reference) is not written by its producer until
+// released.
+unsafe impl HostBytes for MappedPlane {
     fn host_bytes(&self) -> &[u8] {
-        self.0.plane_data(0).unwrap_or(&[])
+        self.0.plane_data(self.1).unwrap_or(&[])
     }
 }
 
-/// The luma plane of `buffer` (caps `info`) as a host plane that keeps the buffer mapped, or
-/// `None` where the engine must get a copy instead (MSB-aligned formats such as P010, whose
-/// samples are shifted on the way; a buffer that cannot be mapped; a negative stride).
-pub fn host_luma(buffer: &gst::Buffer, info: &gst_video::VideoInfo) -> Option<HostPlane> {
+/// The planes of a buffer that the engine reads where they are.
+pub struct HostPicture {
+    pub luma: HostPlane,
+    /// Cb, Cr at libvmaf's chroma size, when asked for and the format keeps them in planes of
+    /// their own.
+    pub chroma: Option<[HostPlane; 2]>,
+}
+
+/// The luma plane of `buffer` (caps `info`) and, with `with_chroma`, its chroma planes, as host
+/// planes that keep the buffer mapped (one mapping for all of them), or `None` where the engine
+/// must get a copy instead (MSB-aligned formats such as P010, whose samples are shifted on the
+/// way; a buffer that cannot be mapped; a negative stride). Chroma is `None` for gray and for
+/// interleaved chroma (NV12, P016: the engine separates U and V in its copy).
+pub fn host_planes(
+    buffer: &gst::Buffer,
+    info: &gst_video::VideoInfo,
+    with_chroma: bool,
+) -> Option<HostPicture> {
     let format = InputFormat::of(info.format())?;
     if format.shift != 0 {
         return None;
     }
     let frame = gst_video::VideoFrame::from_buffer_readable(buffer.clone(), info).ok()?;
-    let stride = usize::try_from(*frame.plane_stride().first()?).ok()?;
     let (w, h) = (frame.width() as usize, frame.height() as usize);
-    let owner: Arc<dyn HostBytes> = Arc::new(LumaFrame(frame));
-    HostPlane::new(owner, 0, stride, w, h, format.bpc).ok()
+    let strides: Vec<i32> = frame.plane_stride().to_vec();
+    let frame = Arc::new(frame);
+    let plane = |index: u32, (pw, ph): (usize, usize)| {
+        let stride = usize::try_from(*strides.get(index as usize)?).ok()?;
+        let owner: Arc<dyn HostBytes> = Arc::new(MappedPlane(Arc::clone(&frame), index));
+        HostPlane::new(owner, 0, stride, pw, ph, format.bpc).ok()
+    };
+    let luma = plane(0, (w, h))?;
+    let chroma = match (with_chroma, format.planar_chroma()) {
+        (true, Some((u, v))) => format
+            .chroma
+            .libvmaf_chroma_size(w, h)
+            .filter(|&(cw, ch)| cw > 0 && ch > 0)
+            .and_then(|size| Some([plane(u, size)?, plane(v, size)?])),
+        _ => None,
+    };
+    Some(HostPicture { luma, chroma })
 }
 
 #[cfg(feature = "cuda")]

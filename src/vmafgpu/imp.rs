@@ -24,6 +24,7 @@ use super::messages::{FrameMessage, PooledMessage, PooledScores, Timing, WindowM
 use super::pairing::{self, Decision, Head, Unpaired};
 use super::report::{self, Pool, Report, ReportFrame};
 use super::{Backend, PoolMethod, ResultsFormat, Sync};
+use crate::backend::HostChroma;
 
 static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
     gst::DebugCategory::new(
@@ -188,6 +189,8 @@ struct State {
     scoring_ended: bool,
     /// The scorer reads the buffers' luma where it is (`Scorer::takes_host_planes`).
     host_planes: bool,
+    /// ... and their chroma too (`Scorer::wants_host_chroma`).
+    host_chroma: bool,
     /// The pinned-memory allocator offered upstream (CUDA), made by the first ALLOCATION query.
     #[cfg(feature = "cuda")]
     pinned: Option<super::host_input::PinnedAllocator>,
@@ -821,7 +824,7 @@ impl VmafGpu {
         untimed: bool,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
         let mut out = Output::default();
-        let (ref_info, dist_info, segment_change, host_planes, gpu) = {
+        let (ref_info, dist_info, segment_change, (host_planes, host_chroma), gpu) = {
             let mut guard = self.state.lock().unwrap();
             let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
             let (Some((_, ri)), Some((_, di))) = (&state.ref_caps, &state.dist_caps) else {
@@ -872,7 +875,7 @@ impl VmafGpu {
                 ri,
                 di,
                 change,
-                state.host_planes,
+                (state.host_planes, state.host_chroma),
                 // Waiting pays off only when a pair's GPU work is short (see below).
                 state.backend_name != "cpu" && !state.settings.companions.any(),
             )
@@ -901,17 +904,32 @@ impl VmafGpu {
             let rmap = MappedFrame::map(ref_buf.as_ref(), &ref_info);
             let dmap = MappedFrame::map(dist_buf.as_ref(), &dist_info);
             match (rmap, dmap) {
-                // Zero-copy where the backend reads the buffers' luma where it is (CUDA): the
-                // mapped buffers go to the engine, which holds them until uploaded.
+                // Zero-copy where the backend reads the buffers' planes where they are (CUDA):
+                // the mapped buffers go to the engine, which holds them until uploaded.
                 (Ok(r), Ok(d)) => match host_planes
                     .then(|| {
-                        host_input::host_luma(&ref_buf, &ref_info)
-                            .zip(host_input::host_luma(&dist_buf, &dist_info))
+                        host_input::host_planes(&ref_buf, &ref_info, host_chroma)
+                            .zip(host_input::host_planes(&dist_buf, &dist_info, host_chroma))
                     })
                     .flatten()
                 {
                     Some((rh, dh)) => {
-                        self.with_scorer(|s| s.push_shared(&r.picture(), &d.picture(), rh, dh))?
+                        let chroma = match (rh.chroma, dh.chroma) {
+                            (Some(reference), Some(distorted)) => Some(HostChroma {
+                                reference,
+                                distorted,
+                            }),
+                            _ => None,
+                        };
+                        self.with_scorer(|s| {
+                            s.push_shared_with_chroma(
+                                &r.picture(),
+                                &d.picture(),
+                                rh.luma,
+                                dh.luma,
+                                chroma,
+                            )
+                        })?
                     }
                     None => self.with_scorer(|s| s.push(&r.picture(), &d.picture()))?,
                 },
@@ -1140,6 +1158,7 @@ impl AggregatorImpl for VmafGpu {
         let backend_name = scorer.backend_name().to_string();
         let model_name = scorer.model_name().to_string();
         let host_planes = scorer.takes_host_planes();
+        let host_chroma = scorer.wants_host_chroma();
         gst::info!(
             CAT,
             imp = self,
@@ -1175,6 +1194,7 @@ impl AggregatorImpl for VmafGpu {
             report_frames: Vec::new(),
             scoring_ended: false,
             host_planes,
+            host_chroma,
             #[cfg(feature = "cuda")]
             pinned: None,
             eos_done: false,

@@ -83,6 +83,14 @@ impl InputFormat {
             layout,
         })
     }
+
+    /// The plane indices of U and V where each has a plane of its own.
+    pub fn planar_chroma(&self) -> Option<(u32, u32)> {
+        match self.layout {
+            Layout::Planar { u, v } => Some((u, v)),
+            Layout::Gray | Layout::Interleaved => None,
+        }
+    }
 }
 
 /// A mapped frame plus, for MSB-aligned formats, its planes shifted down to `bpc` bits.

@@ -51,7 +51,7 @@ use cudarc::driver::{
 };
 use cudarc::driver::{DevicePtr, result};
 
-use crate::backend::{CompanionScores, Companions, FrameJob};
+use crate::backend::{CompanionScores, Companions, FrameJob, HostFrame, HostPlane};
 use crate::error::{Error, Result};
 use crate::features::psnr::{self, PsnrScores};
 use crate::features::{ciede, ms_ssim, psnr_hvs, ssim};
@@ -763,6 +763,49 @@ impl Geometry {
         })
     }
 
+    /// The geometry of a job whose planes are in the caller's memory (`host`; the job's own
+    /// planes carry only the geometry), after checking that they agree.
+    pub fn of_host(job: &FrameJob, host: &HostFrame) -> Result<Geometry> {
+        let (r, d) = (&host.reference, &host.distorted);
+        let bad = |why: String| Err(Error::Geometry(format!("CUDA companions: {why}")));
+        let luma = (r.width(), r.height(), r.bpc());
+        let shape = (job.reference.width, job.reference.height, job.reference.bpc);
+        if (d.width(), d.height(), d.bpc()) != luma || shape != luma {
+            return bad(format!(
+                "reference {luma:?}, distorted {:?} and job {shape:?} (width, height, bits)",
+                (d.width(), d.height(), d.bpc())
+            ));
+        }
+        if job.chroma.is_some() {
+            return bad("chroma planes both in the job and in the caller's memory".into());
+        }
+        let chroma = match &host.chroma {
+            Some(c) => {
+                let (cw, ch) = (c.reference[0].width(), c.reference[0].height());
+                for (p, what) in c.named() {
+                    if (p.width(), p.height(), p.bpc()) != (cw, ch, r.bpc()) {
+                        return bad(format!(
+                            "{what} plane {}x{}@{}, expected {cw}x{ch}@{}",
+                            p.width(),
+                            p.height(),
+                            p.bpc(),
+                            r.bpc()
+                        ));
+                    }
+                }
+                Some((cw, ch))
+            }
+            None => None,
+        };
+        Ok(Geometry {
+            w: r.width(),
+            h: r.height(),
+            bpc: r.bpc(),
+            chroma,
+            companions: job.companions,
+        })
+    }
+
     /// (width, height) of plane `p` (0 = luma, 1/2 = chroma).
     fn plane(&self, p: usize) -> (usize, usize) {
         if p == 0 {
@@ -846,6 +889,9 @@ pub struct Plan {
     /// Add every SSIM, MS-SSIM and PSNR-HVS sum on the host from the terms, whatever the GPU's
     /// sums say (a test hook: the path that the GPU leaves to rare frames).
     pub host_sums: bool,
+    /// [`Plan::scores`]' checks for the geometry, for frames whose planes the host does not
+    /// have ([`Plan::check_geometry`]; `None` until then).
+    geometry_check: Option<Result<()>>,
 }
 
 impl Plan {
@@ -1142,6 +1188,7 @@ impl Plan {
             ciede: ciede_part,
             tables,
             host_sums: false,
+            geometry_check: None,
         }
     }
 
@@ -1185,6 +1232,39 @@ impl Plan {
         out
     }
 
+    /// The planes of a frame in the caller's memory to upload (as [`Plan::uploads`]): the host
+    /// planes as they are, bytes for 8-bit planes (`narrow`), little-endian u16 above, each
+    /// filling its region exactly.
+    pub fn host_uploads<'a>(&self, host: &'a HostFrame) -> Result<Vec<(Region, &'a HostPlane)>> {
+        let mut out = Vec::new();
+        for (i, r) in self.staged.iter().enumerate() {
+            let Some(r) = r else { continue };
+            let (side, p) = (i / 3, i % 3);
+            let plane = match (side, p, &host.chroma) {
+                (0, 0, _) => &host.reference,
+                (1, 0, _) => &host.distorted,
+                (0, _, Some(c)) => &c.reference[p - 1],
+                (_, _, Some(c)) => &c.distorted[p - 1],
+                _ => {
+                    return Err(Error::Backend(
+                        "CUDA companions: the plan reads chroma a host frame lacks".into(),
+                    ));
+                }
+            };
+            if plane.row_bytes() * plane.height() != r.bytes || (plane.bpc() == 8) != self.narrow {
+                return Err(Error::Backend(format!(
+                    "CUDA companions: a {}x{} plane at {} bits for a region of {} bytes",
+                    plane.width(),
+                    plane.height(),
+                    plane.bpc(),
+                    r.bytes
+                )));
+            }
+            out.push((*r, plane));
+        }
+        Ok(out)
+    }
+
     /// The bytes of read-back region `r`.
     fn bytes<'a>(&self, rb: &'a [u8], r: Region) -> &'a [u8] {
         let o = r.off - self.readback.off;
@@ -1205,6 +1285,110 @@ impl Plan {
     /// MS-SSIM, CIEDE2000 and PSNR-HVS from the GPU's sums on the calling thread, a PSNR-HVS
     /// plane whose GPU sum gave up added in order on a scoped thread of its own.
     pub fn scores(&self, job: &FrameJob, rb: &[u8], fetch: &Fetch<'_>) -> Result<CompanionScores> {
+        let (rp, dp) = (
+            crate::backend::job_planes(job, false),
+            crate::backend::job_planes(job, true),
+        );
+        self.check(&rp, &dp)?;
+        self.sums(rb, fetch, Some((&rp, &dp)))
+    }
+
+    /// [`Plan::scores`] of a frame whose planes the host does not have (they were uploaded
+    /// from the caller's memory: [`Plan::reads_host_planes`]): the checks are the geometry's,
+    /// made once ([`Plan::check_geometry`]).
+    pub fn scores_of_host_frame(&self, rb: &[u8], fetch: &Fetch<'_>) -> Result<CompanionScores> {
+        match &self.geometry_check {
+            Some(r) => r.clone()?,
+            None => {
+                return Err(Error::Backend(
+                    "CUDA companions: a host frame's plan without its geometry check".into(),
+                ));
+            }
+        }
+        self.sums(rb, fetch, None)
+    }
+
+    /// Whether frames of this plan can be computed from planes that only the GPU has: every
+    /// sum is the GPU's or comes from the device's terms (PSNR's host fallback for rows too
+    /// wide for 32-bit sums reads the planes).
+    pub fn reads_host_planes(&self) -> bool {
+        !self.geom.companions.psnr || (0..self.geom.planes()).all(|p| self.psnr[p].is_some())
+    }
+
+    /// Set [`Plan::scores_of_host_frame`]'s checks: [`Plan::scores`]' checks on planes of the
+    /// geometry (they read sizes and depths, not samples; the zeroed planes are not touched).
+    pub fn check_geometry(&mut self) {
+        let g = self.geom;
+        let plane = |w: usize, h: usize| OwnedPlane {
+            data: vec![0; w * h],
+            width: w,
+            height: h,
+            bpc: g.bpc,
+        };
+        let side = || {
+            let mut v = vec![plane(g.w, g.h)];
+            if let Some((cw, ch)) = g.chroma {
+                v.push(plane(cw, ch));
+                v.push(plane(cw, ch));
+            }
+            v
+        };
+        let (r, d) = (side(), side());
+        fn views(s: &[OwnedPlane]) -> Vec<Plane<'_>> {
+            s.iter().map(OwnedPlane::view).collect()
+        }
+        self.geometry_check = Some(self.check(&views(&r), &views(&d)));
+    }
+
+    /// Every metric's checks, in the CPU's order (so a job two metrics refuse fails with the
+    /// CPU's error), and that the plan computes each metric asked for.
+    fn check(&self, rp: &[Plane<'_>], dp: &[Plane<'_>]) -> Result<()> {
+        let c = self.geom.companions;
+        if rp.is_empty() || rp.len() != dp.len() || rp.len() != self.geom.planes() {
+            return Err(Error::Backend(format!(
+                "CUDA companions: {} and {} planes for a plan of {}",
+                rp.len(),
+                dp.len(),
+                self.geom.planes()
+            )));
+        }
+        let (r0, d0) = (&rp[0], &dp[0]);
+        if c.psnr {
+            for p in 0..rp.len() {
+                psnr::check_pair(&rp[p], &dp[p], psnr::NAMES[p])?;
+            }
+        }
+        if c.ssim {
+            psnr::check_pair(r0, d0, "float_ssim")?;
+            ssim::scaled_geometry(r0.width, r0.height)?;
+            self.ssim.ok_or_else(|| missing("float_ssim"))?;
+        }
+        if c.ms_ssim {
+            psnr::check_pair(r0, d0, "float_ms_ssim")?;
+            ms_ssim::check_size(r0.width, r0.height)?;
+            self.ms_ssim.ok_or_else(|| missing("float_ms_ssim"))?;
+        }
+        // CIEDE2000 before PSNR-HVS, as compute_companions_cpu checks them.
+        if c.ciede {
+            ciede::check_planes(rp, dp)?;
+            self.ciede.ok_or_else(|| missing("ciede"))?;
+        }
+        if c.psnr_hvs {
+            psnr_hvs::check_planes(rp, dp)?;
+            self.psnr_hvs.ok_or_else(|| missing("psnr_hvs"))?;
+        }
+        Ok(())
+    }
+
+    /// The scores from the read-back results and the device's terms, after [`Plan::check`].
+    /// `planes`: the frame's planes (reference, distorted sides) where the host has them, for
+    /// PSNR sums the GPU leaves to the host.
+    fn sums(
+        &self,
+        rb: &[u8],
+        fetch: &Fetch<'_>,
+        planes: Option<(&[Plane<'_>], &[Plane<'_>])>,
+    ) -> Result<CompanionScores> {
         if rb.len() < self.readback.bytes {
             return Err(Error::Backend(format!(
                 "CUDA companions: {} result bytes, {} expected",
@@ -1213,43 +1397,11 @@ impl Plan {
             )));
         }
         let c = self.geom.companions;
-        let (rp, dp) = (
-            crate::backend::job_planes(job, false),
-            crate::backend::job_planes(job, true),
-        );
-        let (r0, d0) = (job.reference.view(), job.distorted.view());
-        if c.psnr {
-            for p in 0..rp.len() {
-                psnr::check_pair(&rp[p], &dp[p], psnr::NAMES[p])?;
-            }
-        }
-        let ssim_terms = if c.ssim {
-            psnr::check_pair(&r0, &d0, "float_ssim")?;
-            ssim::scaled_geometry(r0.width, r0.height)?;
-            Some(self.ssim.ok_or_else(|| missing("float_ssim"))?)
-        } else {
-            None
-        };
-        let ms_terms = if c.ms_ssim {
-            psnr::check_pair(&r0, &d0, "float_ms_ssim")?;
-            ms_ssim::check_size(r0.width, r0.height)?;
-            Some(self.ms_ssim.ok_or_else(|| missing("float_ms_ssim"))?)
-        } else {
-            None
-        };
-        // CIEDE2000 before PSNR-HVS, as compute_companions_cpu checks them.
-        let ciede_part = if c.ciede {
-            ciede::check_planes(&rp, &dp)?;
-            Some(self.ciede.ok_or_else(|| missing("ciede"))?)
-        } else {
-            None
-        };
-        let hvs_terms = if c.psnr_hvs {
-            psnr_hvs::check_planes(&rp, &dp)?;
-            Some(self.psnr_hvs.ok_or_else(|| missing("psnr_hvs"))?)
-        } else {
-            None
-        };
+        let ssim_terms = if c.ssim { self.ssim } else { None };
+        let ms_terms = if c.ms_ssim { self.ms_ssim } else { None };
+        let ciede_part = if c.ciede { self.ciede } else { None };
+        let hvs_terms = if c.psnr_hvs { self.psnr_hvs } else { None };
+        let np = self.geom.planes();
 
         enum Part {
             Light(Box<CompanionScores>),
@@ -1257,22 +1409,23 @@ impl Plan {
         }
         let mut tasks: Vec<Task<'_, Result<Part>>> = Vec::new();
         let mut hvs_direct = [None; 3];
-        let (rpr, dpr) = (&rp, &dp);
         tasks.push(Box::new(move || {
             let mut out = CompanionScores::default();
             if c.psnr {
                 let mut v = [None; 3];
-                for p in 0..rpr.len() {
-                    let sse = match self.psnr[p] {
-                        Some(r) => self.word(rb, r),
-                        None => psnr::sse(rpr[p], dpr[p]),
+                for (p, vp) in v.iter_mut().enumerate().take(np) {
+                    let sse = match (self.psnr[p], planes) {
+                        (Some(r), _) => self.word(rb, r),
+                        (None, Some((rp, dp))) => psnr::sse(rp[p], dp[p]),
+                        (None, None) => {
+                            return Err(Error::Backend(
+                                "CUDA companions: a PSNR sum for the host without the planes"
+                                    .into(),
+                            ));
+                        }
                     };
-                    v[p] = Some(psnr::psnr_from_sse(
-                        sse,
-                        rpr[p].width,
-                        rpr[p].height,
-                        self.geom.bpc,
-                    ));
+                    let (pw, ph) = self.geom.plane(p);
+                    *vp = Some(psnr::psnr_from_sse(sse, pw, ph, self.geom.bpc));
                 }
                 out.psnr = Some(PsnrScores {
                     y: v[0].unwrap_or_default(),
@@ -1567,6 +1720,8 @@ struct Feed {
     /// When `submit` handed it over (for [`Stage::ToFeeder`]).
     submitted: std::time::Instant,
     job: FrameJob,
+    /// The planes in the caller's memory, when the job's own carry only the geometry.
+    host: Option<HostFrame>,
     plan: Arc<Plan>,
     base: u64,
     rb: Readback,
@@ -1621,6 +1776,7 @@ fn score_frame(
     base: u64,
     rb: &RingBuf,
     job: &FrameJob,
+    host_frame: bool,
     queued: std::time::Instant,
 ) -> Result<CompanionScores> {
     rb.done.synchronize().map_err(be("cuEventSynchronize"))?;
@@ -1642,7 +1798,12 @@ fn score_frame(
             .map_err(be("read back terms"))?;
         Ok(v)
     };
-    let r = plan.scores(job, rb.readback.slice(0, plan.readback.bytes), &fetch);
+    let rb = rb.readback.slice(0, plan.readback.bytes);
+    let r = if host_frame {
+        plan.scores_of_host_frame(rb, &fetch)
+    } else {
+        plan.scores(job, rb, &fetch)
+    };
     feeder_add(Stage::Scoring, gpu_done);
     r
 }
@@ -1662,7 +1823,15 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
             Ok(()) => {
                 let mut rb = f.rb.lock().unwrap_or_else(|e| e.into_inner());
                 feeder_add(Stage::RingWait, t0);
-                let r = enqueue(&launcher, &pool, &f.plan, f.base, &mut rb, &f.job);
+                let r = enqueue(
+                    &launcher,
+                    &pool,
+                    &f.plan,
+                    f.base,
+                    &mut rb,
+                    &f.job,
+                    f.host.as_ref(),
+                );
                 if r.is_err() {
                     // What was queued may still run: let it finish before the buffers are
                     // reused.
@@ -1672,27 +1841,37 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
             }
             Err(e) => Err(e.clone()),
         };
-        if let Err(e) = queued {
-            // As on the scoring threads: the buffers' references go before the outcome.
-            let Feed {
-                job,
-                plan,
-                rb,
-                outcome,
-                ..
-            } = f;
-            drop((job, plan, rb));
-            outcome.set(Err(e));
-            continue;
-        }
+        let direct = match queued {
+            Ok(d) => d,
+            Err(e) => {
+                // As on the scoring threads: the buffers' references go before the outcome.
+                let Feed {
+                    job,
+                    host,
+                    plan,
+                    rb,
+                    outcome,
+                    ..
+                } = f;
+                drop((job, host, plan, rb));
+                outcome.set(Err(e));
+                continue;
+            }
+        };
         let Feed {
             job,
+            mut host,
             plan,
             base,
             rb,
             outcome,
             ..
         } = f;
+        let host_frame = host.is_some();
+        if !direct {
+            // Copied into staging: the caller's buffers can go now.
+            host = None;
+        }
         let t_spawn = std::time::Instant::now();
         let for_thread = Arc::clone(&outcome);
         let ctx = Arc::clone(&ctx);
@@ -1704,7 +1883,16 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
                 // and must be the one that does (its thread has the context).
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
                     let guard = rb.lock().unwrap_or_else(|e| e.into_inner());
-                    let r = score_frame(&ctx, &plan, base, &guard, &job, t_spawn);
+                    if let Some(h) = host {
+                        // Uploaded from where they are: the caller's buffers go once the
+                        // uploads are through (not at the scores: a decoder's pool may be
+                        // small). Should the wait fail, they go with the context's work.
+                        if guard.up.synchronize().is_err() {
+                            let _ = ctx.synchronize();
+                        }
+                        drop(h);
+                    }
+                    let r = score_frame(&ctx, &plan, base, &guard, &job, host_frame, t_spawn);
                     drop(guard);
                     drop((rb, plan, job));
                     r
@@ -1769,7 +1957,9 @@ fn launch(
 }
 
 /// Queue a frame's uploads and launches, and the readback into `rb` (whose previous frame has
-/// been scored: nobody else reads it).
+/// been scored: nobody else reads it). The planes come from the job, or from the caller's
+/// memory (`host`): copied into staging, or uploaded from where they are when pinned. Returns
+/// whether an upload reads the caller's memory (then it must stay until `rb.up`).
 fn enqueue(
     k: &Launcher,
     pool: &super::StagePool,
@@ -1777,38 +1967,74 @@ fn enqueue(
     base: u64,
     rb: &mut RingBuf,
     job: &FrameJob,
-) -> Result<()> {
+    host: Option<&HostFrame>,
+) -> Result<bool> {
     let st = k.stream.cu_stream();
-    // The planes into staging.
-    let uploads = plan.uploads(job);
-    let total: usize = uploads.iter().map(|(r, _)| r.bytes).sum();
+    // Each plane's region and where its bytes come from: an offset into staging, or the
+    // caller's pinned memory.
     let t_stage = std::time::Instant::now();
-    let mut rest = rb.staging.slice_mut(0, total);
-    let mut planes = Vec::with_capacity(uploads.len());
-    for (r, data) in &uploads {
-        let (dst, tail) = std::mem::take(&mut rest).split_at_mut(r.bytes);
-        rest = tail;
-        planes.push((*data, dst));
+    let mut staged: Vec<(Region, usize)> = Vec::new();
+    let mut direct: Vec<(Region, &HostPlane)> = Vec::new();
+    let mut off = 0;
+    match host {
+        None => {
+            let uploads = plan.uploads(job);
+            let total: usize = uploads.iter().map(|(r, _)| r.bytes).sum();
+            let mut rest = rb.staging.slice_mut(0, total);
+            let mut planes = Vec::with_capacity(uploads.len());
+            for (r, data) in &uploads {
+                let (dst, tail) = std::mem::take(&mut rest).split_at_mut(r.bytes);
+                rest = tail;
+                staged.push((*r, off));
+                off += r.bytes;
+                planes.push((*data, dst));
+            }
+            // Bytes for 8-bit planes, else little-endian u16 samples (a plain copy on x86),
+            // all the planes split at once over the feeder's staging threads.
+            pool.convert_all(planes, plan.narrow);
+        }
+        Some(h) => {
+            let mut copies = Vec::new();
+            for (r, p) in plan.host_uploads(h)? {
+                if super::uploads_directly(p) {
+                    direct.push((r, p));
+                } else {
+                    copies.push((r, p));
+                }
+            }
+            let total: usize = copies.iter().map(|(r, _)| r.bytes).sum();
+            let mut rest = rb.staging.slice_mut(0, total);
+            let mut planes = Vec::with_capacity(copies.len());
+            for (r, p) in copies {
+                let (dst, tail) = std::mem::take(&mut rest).split_at_mut(r.bytes);
+                rest = tail;
+                staged.push((r, off));
+                off += r.bytes;
+                planes.push((p, dst));
+            }
+            // The rows as they are (bytes at 8 bits, little-endian u16 above).
+            pool.copy_rows_all(planes);
+        }
     }
-    // Bytes for 8-bit planes, else little-endian u16 samples (a plain copy on x86), all the
-    // planes split at once over the feeder's staging threads.
-    pool.convert_all(planes, plan.narrow);
     let t_queue = feeder_add(Stage::Staging, t_stage);
     // SAFETY: every copy stays inside the arena (the plan's regions; the staged planes are
-    // exactly region-sized, Geometry::of checked the job's plane lengths) and inside the ring
-    // buffer (staging holds every input region, readback readback.bytes). Both host buffers
-    // are left alone until this frame's `done` event completed: the buffer's lock is held by
-    // this frame until its scoring thread, which waits for `done`, is through.
+    // exactly region-sized: Geometry::of checked the job's plane lengths, host_uploads the
+    // host planes' sizes) and inside the ring buffer (staging holds every input region,
+    // readback readback.bytes). Both host buffers are left alone until this frame's `done`
+    // event completed: the buffer's lock is held by this frame until its scoring thread, which
+    // waits for `done`, is through. Direct uploads read the caller's planes (HostPlane::new
+    // checked that their rows lie in their owners' bytes), which the feeder keeps until `up`.
     let at = |r: &Region| base + plan.device_offset(*r, rb.slot) as u64;
     unsafe {
         for r in &plan.zero {
             result::memset_d8_async(at(r), 0, r.bytes, st).map_err(be("cuMemsetD8Async"))?;
         }
-        let mut off = 0;
-        for (r, _) in &uploads {
-            let src = rb.staging.slice(off, r.bytes);
+        for (r, off) in &staged {
+            let src = rb.staging.slice(*off, r.bytes);
             result::memcpy_htod_async(at(r), src, st).map_err(be("upload"))?;
-            off += r.bytes;
+        }
+        for (r, p) in &direct {
+            super::upload_2d(p, at(r), st)?;
         }
     }
     let ev = be("cuEventRecord");
@@ -1849,7 +2075,7 @@ fn enqueue(
     }
     rb.done.record(&k.readback).map_err(ev)?;
     feeder_add(Stage::Queueing, t_queue);
-    Ok(())
+    Ok(!direct.is_empty())
 }
 
 /// The companion metrics on one CUDA context: their own streams, kernels and buffers (allocated
@@ -1962,6 +2188,7 @@ impl CompanionGpu {
         // A diagnostic (tests, benchmarks): add every SSIM, MS-SSIM and PSNR-HVS sum from the
         // terms.
         plan.host_sums = std::env::var("VMAFGPU_COMPANION_SUMS").as_deref() == Ok("host");
+        plan.check_geometry();
         for l in plan.setup.iter().chain(&plan.prep).chain(&plan.launches) {
             check_launch(l, plan.arena)?;
         }
@@ -1988,7 +2215,14 @@ impl CompanionGpu {
                     // Written by the host, read only by the GPU.
                     staging: super::Pinned::new(staged, true)?,
                     readback: super::Pinned::new(plan.readback.bytes, false)?,
-                    up: self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
+                    // Blocking too: a scoring thread waits for it before it lets the
+                    // caller's buffers go (direct uploads).
+                    up: self
+                        .ctx
+                        .new_event(Some(
+                            cudarc::driver::sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC,
+                        ))
+                        .map_err(be("cuEventCreate"))?,
                     metric: METRICS
                         .iter()
                         .map(|_| self.ctx.new_event(None).map_err(be("cuEventCreate")))
@@ -2025,6 +2259,17 @@ impl CompanionGpu {
     /// Queue `job`'s companion metrics; [`CompanionGpu::take`] with the ticket returned gives
     /// the scores. Waits only when every ring buffer is pending (for the oldest).
     pub fn submit(&mut self, job: &FrameJob) -> Result<u64> {
+        self.submit_with(job, None)
+    }
+
+    /// [`CompanionGpu::submit`] for a job whose planes are in the caller's memory (`host`; the
+    /// job's carry only the geometry): they are uploaded from there (copied into staging, or
+    /// straight from pinned memory), and the caller's buffers are let go once uploaded.
+    pub fn submit_host(&mut self, job: &FrameJob, host: &HostFrame) -> Result<u64> {
+        self.submit_with(job, Some(host))
+    }
+
+    fn submit_with(&mut self, job: &FrameJob, host: Option<&HostFrame>) -> Result<u64> {
         let ticket = self.next_ticket;
         self.next_ticket += 1;
         if !job.companions.any() {
@@ -2032,9 +2277,28 @@ impl CompanionGpu {
                 .push_back((ticket, Ok(CompanionScores::default())));
             return Ok(ticket);
         }
-        let geom = Geometry::of(job)?;
+        let geom = match host {
+            Some(h) => Geometry::of_host(job, h)?,
+            None => Geometry::of(job)?,
+        };
         self.ctx.bind_to_thread().map_err(be("bind context"))?;
         self.setup(geom)?;
+        let mut job = job.clone();
+        let host = match host {
+            // A plan that sums something from the planes on the host: give it compact copies.
+            Some(h)
+                if !self
+                    .frame
+                    .as_ref()
+                    .expect("set up")
+                    .plan
+                    .reads_host_planes() =>
+            {
+                job = h.materialize(job);
+                None
+            }
+            h => h.cloned(),
+        };
         if self.pending.len() >= self.ring_len() {
             self.finish_oldest();
         }
@@ -2044,7 +2308,8 @@ impl CompanionGpu {
         let outcome = Arc::new(Outcome::default());
         let item = Feed {
             submitted: std::time::Instant::now(),
-            job: job.clone(),
+            job,
+            host,
             plan: Arc::clone(&f.plan),
             base: f.base,
             rb: Arc::clone(&f.readbacks[ring]),
