@@ -17,7 +17,9 @@ use std::sync::Arc;
 use gpu_content::Content;
 use gstvmafgpu::backend::cuda::companion::{self, CompanionGpu};
 use gstvmafgpu::backend::cuda::unavailable_reason;
-use gstvmafgpu::backend::{ChromaPair, Companions, FrameJob, compute_companions_cpu};
+use gstvmafgpu::backend::{
+    ChromaPair, CompanionScores, Companions, FrameJob, compute_companions_cpu,
+};
 use gstvmafgpu::features::adm::AdmParams;
 use gstvmafgpu::features::vif::VifParams;
 use gstvmafgpu::picture::OwnedPlane;
@@ -234,6 +236,86 @@ fn ciede_table_equals_computed_conversions() {
     eprintln!("{test}: {n} frames ({scored} scored), {} differ", bad.len());
     assert!(scored * 10 >= n * 8, "only {scored} of {n} frames scored");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The kernels launched as captured graphs (the default) give the scores of the same kernels
+/// launched one by one, bit for bit, for frames in flight together (every ring buffer has its
+/// own graphs: more frames than buffers per geometry), and the graphs are in use.
+#[test]
+fn graphs_equal_launches_one_by_one() {
+    let test = "graphs_equal_launches_one_by_one";
+    let (Some(mut on), Some(mut off)) = (gpu_or_skip(test), gpu_or_skip(test)) else {
+        return;
+    };
+    on.set_graphs(true);
+    off.set_graphs(false);
+    let mut bad = Vec::new();
+    let mut n = 0;
+    let mut seed = 1700;
+    for (w, h, bpc, layout) in [
+        (181, 190, 8u8, Some((1, 1))),
+        (176, 176, 10, Some((1, 0))),
+        (1920, 1080, 8, Some((1, 1))),
+        (1280, 720, 12, Some((0, 0))),
+    ] {
+        let jobs: Vec<FrameJob> = (0..companion::MAX_RING + 3)
+            .map(|i| {
+                seed += 1;
+                job(
+                    gpu_content::ALL[i % gpu_content::ALL.len()],
+                    (w, h, bpc),
+                    layout,
+                    seed,
+                )
+            })
+            .collect();
+        // All submitted before any is taken: several frames in flight at once.
+        let run = |g: &mut CompanionGpu| -> Vec<String> {
+            let tickets: Vec<u64> = jobs.iter().map(|j| g.submit(j).unwrap()).collect();
+            tickets
+                .into_iter()
+                .map(|t| format!("{:?}", g.take(t).map(|s| bits(&s))))
+                .collect()
+        };
+        let (a, b) = (run(&mut on), run(&mut off));
+        if !on.uses_graphs() {
+            bad.push(format!("{w}x{h} {bpc}-bit: the graphs are not in use"));
+        }
+        if off.uses_graphs() {
+            bad.push(format!(
+                "{w}x{h} {bpc}-bit: graphs in use though turned off"
+            ));
+        }
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            n += 1;
+            if x != y || x.contains("Err") {
+                bad.push(format!(
+                    "{w}x{h} {bpc}-bit frame {i}: graphs {x}, one by one {y}"
+                ));
+            }
+        }
+    }
+    eprintln!("{test}: {n} frames, {} differ", bad.len());
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Every score of `s` as bits (NaN and -0.0 compared as what they are); a missing metric as
+/// an empty list.
+fn bits(s: &CompanionScores) -> [Vec<u64>; 5] {
+    let b = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    [
+        s.psnr
+            .map(|p| b(&[p.y, p.cb.unwrap_or(-1.0), p.cr.unwrap_or(-1.0)]))
+            .unwrap_or_default(),
+        s.ssim.map(|x| b(&[x.ssim])).unwrap_or_default(),
+        s.ms_ssim
+            .map(|x| [b(&[x.ms_ssim]), b(&x.l), b(&x.c), b(&x.s)].concat())
+            .unwrap_or_default(),
+        s.ciede.map(|x| b(&[x])).unwrap_or_default(),
+        s.psnr_hvs
+            .map(|x| b(&[x.y, x.cb, x.cr, x.psnr_hvs]))
+            .unwrap_or_default(),
+    ]
 }
 
 /// Y, Cb, Cr of the first `n` frames of a raw I420 file.
