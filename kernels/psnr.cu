@@ -6,6 +6,10 @@
 //   widen_u8(const u8 *src, int n, u16 *dst)
 //       grid ceil(n / VG_BLOCK): dst[i] = src[i] for i < n. 8-bit planes are uploaded as bytes
 //       (half the transfer) and widened here for the kernels, which read u16 samples.
+//   split_uv_u8(const u8 *src, int n, u16 *u, u16 *v)
+//   split_uv_u16(const u16 *src, int n, u16 *u, u16 *v)
+//       grid ceil(n / VG_BLOCK): u[i] = src[2i], v[i] = src[2i + 1] for i < n. Interleaved
+//       chroma (NV12, P016: Cb,Cr pairs) is uploaded as it is and split here.
 //   psnr_sse(const u16 *r, const u16 *d, int n, u64 *sse)
 //       grid ceil(n / (VG_BLOCK * PSNR_ITEMS)) x 1, VG_BLOCK threads; adds
 //       sum_{i < n} (r[i] - d[i])^2 to *sse. r and d hold n samples (a compact plane).
@@ -42,4 +46,24 @@ extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 widen_u8(const vg_u8 *__restrict__ src, int n, vg_u16 *__restrict__ dst) {
     const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
     if (i < n) dst[i] = (vg_u16)src[i];
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+split_uv_u8(const vg_u8 *__restrict__ src, int n, vg_u16 *__restrict__ u,
+            vg_u16 *__restrict__ v) {
+    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
+    if (i < n) {
+        u[i] = (vg_u16)src[2 * i];
+        v[i] = (vg_u16)src[2 * i + 1];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+split_uv_u16(const vg_u16 *__restrict__ src, int n, vg_u16 *__restrict__ u,
+             vg_u16 *__restrict__ v) {
+    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
+    if (i < n) {
+        u[i] = src[2 * i];
+        v[i] = src[2 * i + 1];
+    }
 }

@@ -32,7 +32,8 @@ use gstvmafgpu::backend::cuda::companion::{
     hvs_work_bytes, launch_hvs_chunk, launch_hvs_seq,
 };
 use gstvmafgpu::backend::{
-    ChromaPair, CompanionScores, Companions, FrameJob, compute_companions_cpu,
+    ChromaPair, CompanionScores, Companions, FrameJob, HostChroma, HostFrame, HostPlane,
+    compute_companions_cpu,
 };
 use gstvmafgpu::features::adm::AdmParams;
 use gstvmafgpu::features::vif::VifParams;
@@ -470,6 +471,141 @@ fn all_metrics_together() {
         psnr_hvs: true,
     };
     compare(all, &[(177, 180)], &[8, 10], &LAYOUTS[..3]);
+}
+
+/// A host plane over a copy of `p`'s samples (bytes at 8 bits, little-endian u16 above) in rows
+/// `pad` bytes longer than the samples, starting `pad` bytes into its buffer.
+fn host_plane(p: &[u16], w: usize, h: usize, bpc: u8, pad: usize) -> HostPlane {
+    let bps = if bpc > 8 { 2 } else { 1 };
+    let stride = w * bps + pad;
+    let mut buf = vec![0xA5u8; pad + stride * h];
+    for y in 0..h {
+        for x in 0..w {
+            let o = pad + y * stride + x * bps;
+            let v = p[y * w + x];
+            if bps == 2 {
+                buf[o..o + 2].copy_from_slice(&v.to_le_bytes());
+            } else {
+                buf[o] = u8::try_from(v).unwrap();
+            }
+        }
+    }
+    HostPlane::new(Arc::new(buf), pad, stride, w, h, bpc).unwrap()
+}
+
+/// [`run_emulated`] for `job`'s planes in the caller's memory (the zero-copy route: padded
+/// rows, chroma as two planes or, `interleaved`, one plane of Cb,Cr pairs split on the GPU),
+/// uploaded as `Plan::host_uploads` lays them out and scored by `scores_of_host_frame`.
+fn run_emulated_host(
+    exe: &Path,
+    job: &FrameJob,
+    interleaved: bool,
+) -> gstvmafgpu::Result<CompanionScores> {
+    let (r, d) = (&job.reference, &job.distorted);
+    let (w, h, bpc) = (r.width, r.height, r.bpc);
+    let chroma = job.chroma.as_ref().map(|c| {
+        let (cw, ch) = (c.reference[0].width, c.reference[0].height);
+        if interleaved {
+            let pairs = |[u, v]: &[gstvmafgpu::OwnedPlane; 2]| -> Vec<u16> {
+                u.data
+                    .iter()
+                    .zip(&v.data)
+                    .flat_map(|(a, b)| [*a, *b])
+                    .collect()
+            };
+            HostChroma::Interleaved {
+                reference: host_plane(&pairs(&c.reference), 2 * cw, ch, bpc, 7),
+                distorted: host_plane(&pairs(&c.distorted), 2 * cw, ch, bpc, 12),
+            }
+        } else {
+            let side = |s: &[gstvmafgpu::OwnedPlane; 2]| {
+                s.each_ref().map(|p| host_plane(&p.data, cw, ch, bpc, 5))
+            };
+            HostChroma::Planar {
+                reference: side(&c.reference),
+                distorted: side(&c.distorted),
+            }
+        }
+    });
+    let host = HostFrame {
+        reference: host_plane(&r.data, w, h, bpc, 3),
+        distorted: host_plane(&d.data, w, h, bpc, 16),
+        prev_ref: None,
+        chroma,
+    };
+    let mut shape = job.clone();
+    shape.chroma = None;
+    let mut plan = Plan::new(Geometry::of_host(&shape, &host)?);
+    assert_eq!(plan.geom.interleaved, interleaved && job.chroma.is_some());
+    plan.check_geometry();
+    assert!(plan.reads_host_planes());
+    let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();
+    for (region, p) in plan.host_uploads(&host)? {
+        let rows: Vec<u8> = (0..p.height()).flat_map(|y| p.row(y).to_vec()).collect();
+        uploads.push((region, rows));
+    }
+    let launches: Vec<Launch> = plan
+        .setup
+        .iter()
+        .chain(&plan.prep)
+        .chain(&plan.launches)
+        .cloned()
+        .collect();
+    let arena = emulate(exe, plan.arena, &plan.zero, &uploads, &launches);
+    let rb = &arena[plan.readback.off..plan.readback.off + plan.readback.bytes];
+    let fetch =
+        |r: Region| -> gstvmafgpu::Result<Vec<u8>> { Ok(arena[r.off..r.off + r.bytes].to_vec()) };
+    plan.scores_of_host_frame(rb, &fetch)
+}
+
+/// Frames whose planes stay in the caller's memory (`CompanionGpu::submit_host`): the planes
+/// uploaded from padded rows, chroma planar or interleaved (NV12, P016: split by
+/// `split_uv_u8` / `split_uv_u16`), give the CPU's scores, errors included.
+#[test]
+fn host_frames_equal_cpu() {
+    let Some(exe) = emulator() else { return };
+    let mut bad = Vec::new();
+    let mut n = 0;
+    let mut seed = 4400;
+    for (w, h, bpc, layout, interleaved) in [
+        (47usize, 61usize, 8u8, Some((1, 1)), true),
+        (176, 176, 16, Some((1, 1)), true),
+        (181, 190, 8, Some((1, 0)), true),
+        (177, 180, 10, Some((1, 1)), false),
+        (64, 48, 12, Some((0, 0)), false),
+        (47, 61, 8, None, false),
+    ] {
+        let companions = Companions {
+            psnr: true,
+            ssim: true,
+            ms_ssim: true,
+            ciede: true,
+            psnr_hvs: bpc <= 12,
+        };
+        for c in [Content::Natural, Content::MaxDiff] {
+            seed += 1;
+            let mut j = job(c, w, h, bpc, layout, companions, seed);
+            if layout.is_none() {
+                // Gray: the metrics without chroma.
+                j.companions.ciede = false;
+                j.companions.psnr_hvs = false;
+            }
+            let want = compute_companions_cpu(&j);
+            let got = run_emulated_host(exe, &j, interleaved);
+            n += 1;
+            if !same_scores(&want, &got, w, h) {
+                bad.push(format!(
+                    "{c:?} {w}x{h} {bpc}-bit {layout:?} interleaved {interleaved}:\n  cpu {want:?}\n  emu {got:?}"
+                ));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} of {n} frames differ:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }
 
 /// The sequential float sum of PSNR-HVS on the GPU (kernels/psnr_hvs.cu hvs_chunk_sums,

@@ -339,21 +339,70 @@ pub fn check_ranges(planes: &[(&HostPlane, &'static str)]) -> Result<()> {
 }
 
 /// The chroma planes of a pair in the caller's memory, at libvmaf's chroma size (as
-/// [`super::ChromaPair`]: `width >> ss_x`, `height >> ss_y`).
+/// [`super::ChromaPair`]: `width >> ss_x` x `height >> ss_y` samples of Cb and of Cr).
 #[derive(Clone, Debug)]
-pub struct HostChroma {
-    /// Cb, Cr of the reference.
-    pub reference: [HostPlane; 2],
-    /// Cb, Cr of the distorted picture.
-    pub distorted: [HostPlane; 2],
+pub enum HostChroma {
+    /// Separate Cb and Cr planes per picture.
+    Planar {
+        /// Cb, Cr of the reference.
+        reference: [HostPlane; 2],
+        /// Cb, Cr of the distorted picture.
+        distorted: [HostPlane; 2],
+    },
+    /// One plane of Cb,Cr pairs per picture (NV12, P016): `2 * width` samples a row.
+    Interleaved {
+        reference: HostPlane,
+        distorted: HostPlane,
+    },
 }
 
 impl HostChroma {
-    /// The four planes with the names [`Error::SampleRange`] gives them (reference first).
-    pub fn named(&self) -> [(&HostPlane, &'static str); 4] {
-        let [ru, rv] = &self.reference;
-        let [du, dv] = &self.distorted;
-        [(ru, "u"), (rv, "v"), (du, "u"), (dv, "v")]
+    /// The planes, reference first, with the names [`Error::SampleRange`] gives them (`u`,
+    /// `v`; `uv` for interleaved planes, whose `x` then counts samples, two a pair).
+    pub fn named(&self) -> Vec<(&HostPlane, &'static str)> {
+        match self {
+            HostChroma::Planar {
+                reference: [ru, rv],
+                distorted: [du, dv],
+            } => vec![(ru, "u"), (rv, "v"), (du, "u"), (dv, "v")],
+            HostChroma::Interleaved {
+                reference,
+                distorted,
+            } => vec![(reference, "uv"), (distorted, "uv")],
+        }
+    }
+
+    /// Width and height of each of Cb and Cr (as the planes' geometry says).
+    pub fn size(&self) -> (usize, usize) {
+        match self {
+            HostChroma::Planar { reference, .. } => (reference[0].width, reference[0].height),
+            HostChroma::Interleaved { reference, .. } => (reference.width / 2, reference.height),
+        }
+    }
+
+    /// Compact Cb and Cr copies of one side (`distorted` or the reference).
+    fn owned(&self, distorted: bool) -> [OwnedPlane; 2] {
+        match self {
+            HostChroma::Planar {
+                reference,
+                distorted: d,
+            } => (if distorted { d } else { reference })
+                .each_ref()
+                .map(HostPlane::to_owned_plane),
+            HostChroma::Interleaved {
+                reference,
+                distorted: d,
+            } => {
+                let uv = (if distorted { d } else { reference }).to_owned_plane();
+                let half = |k: usize| OwnedPlane {
+                    data: uv.data.iter().skip(k).step_by(2).copied().collect(),
+                    width: uv.width / 2,
+                    height: uv.height,
+                    bpc: uv.bpc,
+                };
+                [half(0), half(1)]
+            }
+        }
     }
 }
 
@@ -380,8 +429,8 @@ impl HostFrame {
         }
         if let Some(c) = &self.chroma {
             job.chroma = Some(Arc::new(super::ChromaPair {
-                reference: c.reference.each_ref().map(HostPlane::to_owned_plane),
-                distorted: c.distorted.each_ref().map(HostPlane::to_owned_plane),
+                reference: c.owned(false),
+                distorted: c.owned(true),
             }));
         }
         job

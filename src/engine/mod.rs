@@ -1008,12 +1008,18 @@ impl Scorer {
             let size = geometry
                 .format
                 .libvmaf_chroma_size(geometry.width, geometry.height);
+            // Interleaved planes hold two samples (Cb, Cr) a chroma pixel.
+            let pair = if matches!(c, HostChroma::Interleaved { .. }) {
+                2
+            } else {
+                1
+            };
             for (p, what) in c.named() {
                 let got = (p.width(), p.height(), p.bpc());
-                if size.is_none_or(|(w, h)| got != (w, h, geometry.bpc)) {
+                if size.is_none_or(|(w, h)| got != (pair * w, h, geometry.bpc)) {
                     return Err(Error::Mismatch(format!(
-                        "{what} plane is {}x{} at {} bits, libvmaf's chroma of the {}x{} {:?} \
-                         picture at {} bits is {size:?}",
+                        "{what} plane is {}x{} samples at {} bits, libvmaf's chroma of the {}x{} \
+                         {:?} picture at {} bits is {size:?} (twice as wide interleaved)",
                         got.0,
                         got.1,
                         got.2,

@@ -448,36 +448,61 @@ fn push_shared_falls_back_to_push() {
     assert_eq!((seen.host_jobs, seen.plain_jobs), (0, 4));
 }
 
-/// A frame of three planes (4:2:0, 4:2:2 or 4:4:4) in one buffer with padded rows; the picture's
-/// chroma planes are GStreamer's size (rounded up), the host planes libvmaf's (rounded down).
+/// A frame of three planes (4:2:0, 4:2:2 or 4:4:4; or Y and one plane of U,V pairs, as NV12)
+/// in one buffer with padded rows; the picture's chroma planes are GStreamer's size (rounded
+/// up), the host planes libvmaf's (rounded down).
 struct Yuv {
     buf: Arc<Vec<u8>>,
     w: usize,
     h: usize,
     bpc: u8,
     format: ChromaFormat,
-    /// (offset, stride) of Y, U, V.
+    interleaved: bool,
+    /// (offset, stride) of Y, U, V (U's for the pairs when interleaved).
     planes: [(usize, usize); 3],
 }
 
 impl Yuv {
     fn new(w: usize, h: usize, bpc: u8, format: ChromaFormat, t: usize, noise: usize) -> Yuv {
+        Yuv::with_layout(w, h, bpc, format, false, t, noise)
+    }
+
+    fn with_layout(
+        w: usize,
+        h: usize,
+        bpc: u8,
+        format: ChromaFormat,
+        interleaved: bool,
+        t: usize,
+        noise: usize,
+    ) -> Yuv {
         let bps = if bpc > 8 { 2 } else { 1 };
         let (cw, ch) = format.chroma_size(w, h).unwrap();
         let max = (1usize << bpc) - 1;
         let mut planes = [(0, 0); 3];
         let mut buf = Vec::new();
-        for (p, plane) in planes.iter_mut().enumerate() {
-            let (pw, ph) = if p == 0 { (w, h) } else { (cw, ch) };
+        let value = |p: usize, x: usize, y: usize| {
+            ((x * (5 + p) + y * 3 + t * 11 + p * 40) % 97 * max / 96 + (x * y + t + p) * noise % 13)
+                .min(max)
+        };
+        let count = if interleaved { 2 } else { 3 };
+        for (p, plane) in planes.iter_mut().enumerate().take(count) {
+            let (pw, ph) = match (p, interleaved) {
+                (0, _) => (w, h),
+                (_, true) => (2 * cw, ch),
+                (_, false) => (cw, ch),
+            };
             let stride = pw * bps + 8 * (p + 1);
             *plane = (buf.len(), stride);
             let start = buf.len();
             buf.resize(start + stride * ph, 0xEE);
             for y in 0..ph {
                 for x in 0..pw {
-                    let v = ((x * (5 + p) + y * 3 + t * 11 + p * 40) % 97 * max / 96
-                        + (x * y + t + p) * noise % 13)
-                        .min(max);
+                    // Interleaved: U at even samples, V at odd ones.
+                    let v = match (p, interleaved) {
+                        (0, _) | (_, false) => value(p, x, y),
+                        (_, true) => value(1 + x % 2, x / 2, y),
+                    };
                     let o = start + y * stride + x * bps;
                     if bps == 2 {
                         buf[o..o + 2].copy_from_slice(&(v as u16).to_le_bytes());
@@ -493,6 +518,7 @@ impl Yuv {
             h,
             bpc,
             format,
+            interleaved,
             planes,
         }
     }
@@ -512,9 +538,13 @@ impl Yuv {
             bpc: self.bpc,
             format: self.format,
             luma: self.plane(0),
-            chroma: Chroma::Planar {
-                u: self.plane(1),
-                v: self.plane(2),
+            chroma: if self.interleaved {
+                Chroma::Interleaved { uv: self.plane(1) }
+            } else {
+                Chroma::Planar {
+                    u: self.plane(1),
+                    v: self.plane(2),
+                }
             },
         }
     }
@@ -529,9 +559,26 @@ impl Yuv {
         self.host(0, (self.w, self.h))
     }
 
+    /// Cb, Cr (planar frames).
     fn chroma(&self) -> [HostPlane; 2] {
         let size = self.format.libvmaf_chroma_size(self.w, self.h).unwrap();
         [self.host(1, size), self.host(2, size)]
+    }
+
+    /// The chroma of a pair (both of this one's layout).
+    fn host_chroma(&self, distorted: &Yuv) -> HostChroma {
+        if self.interleaved {
+            let (cw, ch) = self.format.libvmaf_chroma_size(self.w, self.h).unwrap();
+            HostChroma::Interleaved {
+                reference: self.host(1, (2 * cw, ch)),
+                distorted: distorted.host(1, (2 * cw, ch)),
+            }
+        } else {
+            HostChroma::Planar {
+                reference: self.chroma(),
+                distorted: distorted.chroma(),
+            }
+        }
     }
 
     fn set(&mut self, p: usize, x: usize, y: usize, v: u16) {
@@ -574,10 +621,7 @@ fn both_routes(
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for (r, d) in fr {
         a.extend(plain.push(&r.picture(), &d.picture()).unwrap());
-        let chroma = HostChroma {
-            reference: r.chroma(),
-            distorted: d.chroma(),
-        };
+        let chroma = r.host_chroma(d);
         b.extend(
             s.push_shared_with_chroma(&r.picture(), &d.picture(), r.luma(), d.luma(), Some(chroma))
                 .unwrap(),
@@ -597,22 +641,25 @@ fn both_routes(
 #[test]
 fn push_shared_with_chroma_equals_push() {
     use ChromaFormat::*;
+    // (.., interleaved: NV12 at 8 bits, P016 at 16)
     let cases = [
-        (45, 37, 8u8, Yuv420, 1, false),
-        (45, 37, 10, Yuv422, 1, false),
-        (41, 36, 12, Yuv444, 1, false),
-        (40, 35, 16, Yuv420, 1, false),
-        (45, 37, 8, Yuv420, 2, false),
-        (177, 176, 10, Yuv420, 1, true),
+        (45, 37, 8u8, Yuv420, 1, false, false),
+        (45, 37, 10, Yuv422, 1, false, false),
+        (41, 36, 12, Yuv444, 1, false, false),
+        (40, 35, 16, Yuv420, 1, false, false),
+        (45, 37, 8, Yuv420, 2, false, false),
+        (177, 176, 10, Yuv420, 1, true, false),
+        (45, 37, 8, Yuv420, 1, false, true),
+        (44, 38, 16, Yuv420, 2, false, true),
     ];
     let mut failures = Vec::new();
-    for (w, h, bpc, format, subsample, ms) in cases {
+    for (w, h, bpc, format, subsample, ms, interleaved) in cases {
         let n = if ms { 3 } else { 5 };
         let fr: Vec<(Yuv, Yuv)> = (0..n)
             .map(|t| {
                 (
-                    Yuv::new(w, h, bpc, format, t * t, 0),
-                    Yuv::new(w, h, bpc, format, t * t, 3),
+                    Yuv::with_layout(w, h, bpc, format, interleaved, t * t, 0),
+                    Yuv::with_layout(w, h, bpc, format, interleaved, t * t, 3),
                 )
             })
             .collect();
@@ -625,7 +672,8 @@ fn push_shared_with_chroma_equals_push() {
             ..Default::default()
         };
         let (want, got, (host_jobs, plain_jobs)) = both_routes(&cfg, &fr);
-        let case = format!("{w}x{h} {bpc}-bit {format:?} subsample {subsample}");
+        let case =
+            format!("{w}x{h} {bpc}-bit {format:?} subsample {subsample} interleaved {interleaved}");
         if got != want {
             failures.push(format!("{case}: scores differ\n{got:?}\n{want:?}"));
         }
@@ -666,19 +714,23 @@ fn host_chroma_is_checked() {
         s.push_shared_with_chroma(&r.picture(), &d.picture(), r.luma(), d.luma(), Some(chroma))
     };
     // GStreamer's rounded-up chroma size instead of libvmaf's.
-    let wide = HostChroma {
+    let wide = HostChroma::Planar {
         reference: [r.host(1, (23, 19)), r.host(2, (23, 19))],
         distorted: d.chroma(),
     };
     let e = push(&mut s, r, d, wide).unwrap_err();
     assert!(matches!(e, Error::Mismatch(_)), "{e}");
+    // Interleaved planes must be twice libvmaf's chroma width (a plane of pairs).
+    let narrow = HostChroma::Interleaved {
+        reference: r.host(1, (22, 18)),
+        distorted: d.host(1, (22, 18)),
+    };
+    let e = push(&mut s, r, d, narrow).unwrap_err();
+    assert!(matches!(e, Error::Mismatch(_)), "{e}");
     // A 10-bit sample of 1024 in the distorted V plane.
     let mut bad = Yuv::new(45, 37, 10, ChromaFormat::Yuv420, 0, 3);
     bad.set(2, 21, 17, 1024);
-    let chroma = HostChroma {
-        reference: r.chroma(),
-        distorted: bad.chroma(),
-    };
+    let chroma = r.host_chroma(&bad);
     let e = push(&mut s, r, &bad, chroma).unwrap_err();
     assert_eq!(
         e,
@@ -693,11 +745,7 @@ fn host_chroma_is_checked() {
     assert_eq!(s.frames_pushed(), 0);
     let mut out = Vec::new();
     for (r, d) in &fr {
-        let chroma = HostChroma {
-            reference: r.chroma(),
-            distorted: d.chroma(),
-        };
-        out.extend(push(&mut s, r, d, chroma).unwrap());
+        out.extend(push(&mut s, r, d, r.host_chroma(d)).unwrap());
     }
     let (rest, sum) = s.finish().unwrap();
     out.extend(rest);

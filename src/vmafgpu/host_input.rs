@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use gst_video::prelude::*;
 
-use super::input::InputFormat;
+use super::input::{ChromaPlanes, InputFormat};
 use crate::backend::{HostBytes, HostPlane};
 
 /// One plane of a readable mapping of a buffer (the mapping holds a reference to the buffer):
@@ -30,16 +30,22 @@ unsafe impl HostBytes for MappedPlane {
 /// The planes of a buffer that the engine reads where they are.
 pub struct HostPicture {
     pub luma: HostPlane,
-    /// Cb, Cr at libvmaf's chroma size, when asked for and the format keeps them in planes of
-    /// their own.
-    pub chroma: Option<[HostPlane; 2]>,
+    /// Cb, Cr at libvmaf's chroma size, when asked for.
+    pub chroma: Option<HostUv>,
+}
+
+/// A buffer's chroma planes at libvmaf's chroma size.
+pub enum HostUv {
+    /// Cb, Cr.
+    Planar([HostPlane; 2]),
+    /// Cb,Cr pairs: twice the chroma width in samples.
+    Interleaved(HostPlane),
 }
 
 /// The luma plane of `buffer` (caps `info`) and, with `with_chroma`, its chroma planes, as host
 /// planes that keep the buffer mapped (one mapping for all of them), or `None` where the engine
 /// must get a copy instead (MSB-aligned formats such as P010, whose samples are shifted on the
-/// way; a buffer that cannot be mapped; a negative stride). Chroma is `None` for gray and for
-/// interleaved chroma (NV12, P016: the engine separates U and V in its copy).
+/// way; a buffer that cannot be mapped; a negative stride). Chroma is `None` for gray.
 pub fn host_planes(
     buffer: &gst::Buffer,
     info: &gst_video::VideoInfo,
@@ -59,14 +65,17 @@ pub fn host_planes(
         HostPlane::new(owner, 0, stride, pw, ph, format.bpc).ok()
     };
     let luma = plane(0, (w, h))?;
-    let chroma = match (with_chroma, format.planar_chroma()) {
-        (true, Some((u, v))) => format
-            .chroma
-            .libvmaf_chroma_size(w, h)
-            .filter(|&(cw, ch)| cw > 0 && ch > 0)
-            .and_then(|size| Some([plane(u, size)?, plane(v, size)?])),
-        _ => None,
-    };
+    let size = format
+        .chroma
+        .libvmaf_chroma_size(w, h)
+        .filter(|&(cw, ch)| with_chroma && cw > 0 && ch > 0);
+    let chroma = size.and_then(|(cw, ch)| match format.chroma_planes() {
+        ChromaPlanes::None => None,
+        ChromaPlanes::Planar(u, v) => {
+            Some(HostUv::Planar([plane(u, (cw, ch))?, plane(v, (cw, ch))?]))
+        }
+        ChromaPlanes::Interleaved(uv) => Some(HostUv::Interleaved(plane(uv, (2 * cw, ch))?)),
+    });
     Some(HostPicture { luma, chroma })
 }
 

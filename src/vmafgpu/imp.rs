@@ -18,7 +18,7 @@ use gst_base::prelude::*;
 use gst_base::subclass::prelude::*;
 
 use super::engine;
-use super::host_input;
+use super::host_input::{self, HostUv};
 use super::input::{FORMATS, MappedFrame};
 use super::messages::{FrameMessage, PooledMessage, PooledScores, Timing, WindowMessage};
 use super::pairing::{self, Decision, Head, Unpaired};
@@ -915,7 +915,16 @@ impl VmafGpu {
                 {
                     Some((rh, dh)) => {
                         let chroma = match (rh.chroma, dh.chroma) {
-                            (Some(reference), Some(distorted)) => Some(HostChroma {
+                            (Some(HostUv::Planar(reference)), Some(HostUv::Planar(distorted))) => {
+                                Some(HostChroma::Planar {
+                                    reference,
+                                    distorted,
+                                })
+                            }
+                            (
+                                Some(HostUv::Interleaved(reference)),
+                                Some(HostUv::Interleaved(distorted)),
+                            ) => Some(HostChroma::Interleaved {
                                 reference,
                                 distorted,
                             }),

@@ -39,6 +39,16 @@ enum Layout {
     Interleaved,
 }
 
+/// The plane indices of a format's chroma.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChromaPlanes {
+    None,
+    /// U's plane, V's plane.
+    Planar(u32, u32),
+    /// The plane of U,V pairs.
+    Interleaved(u32),
+}
+
 /// How the element reads one caps format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InputFormat {
@@ -84,11 +94,12 @@ impl InputFormat {
         })
     }
 
-    /// The plane indices of U and V where each has a plane of its own.
-    pub fn planar_chroma(&self) -> Option<(u32, u32)> {
+    /// Which planes hold the chroma samples.
+    pub fn chroma_planes(&self) -> ChromaPlanes {
         match self.layout {
-            Layout::Planar { u, v } => Some((u, v)),
-            Layout::Gray | Layout::Interleaved => None,
+            Layout::Gray => ChromaPlanes::None,
+            Layout::Planar { u, v } => ChromaPlanes::Planar(u, v),
+            Layout::Interleaved => ChromaPlanes::Interleaved(1),
         }
     }
 }

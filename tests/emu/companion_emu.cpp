@@ -152,6 +152,8 @@ int main() {
         else if (name == "ssim_terms") { fn = [=] { ssim_terms((const float *)P(0), I(1), I(2), F(3), F(4), F(5), (double *)P(6), (double *)P(7), (float *)P(8), (double *)P(9)); }; }
         else if (name == "psnr_hvs_blocks") { fn = [=] { psnr_hvs_blocks((const vg_u16 *)P(0), (const vg_u16 *)P(1), I(2), I(3), (const float *)P(4), (const float *)P(5), (float *)P(6)); }; }
         else if (name == "widen_u8") { fn = [=] { widen_u8((const vg_u8 *)P(0), I(1), (vg_u16 *)P(2)); }; }
+        else if (name == "split_uv_u8") { fn = [=] { split_uv_u8((const vg_u8 *)P(0), I(1), (vg_u16 *)P(2), (vg_u16 *)P(3)); }; }
+        else if (name == "split_uv_u16") { fn = [=] { split_uv_u16((const vg_u16 *)P(0), I(1), (vg_u16 *)P(2), (vg_u16 *)P(3)); }; }
         else if (name == "hvs_chunk_sums") { fn = [=] { hvs_chunk_sums((const float *)P(0), I(1), (double *)P(2)); }; }
         else if (name == "hvs_prefix") { fn = [=] { hvs_prefix((const float *)P(0), I(1), (double *)P(2)); }; }
         else if (name == "hvs_chunk_bands") { fn = [=] { hvs_chunk_bands((const float *)P(0), I(1), (double *)P(2)); }; }

@@ -52,7 +52,7 @@ use cudarc::driver::{
 };
 use cudarc::driver::{DevicePtr, result};
 
-use crate::backend::{CompanionScores, Companions, FrameJob, HostFrame, HostPlane};
+use crate::backend::{CompanionScores, Companions, FrameJob, HostChroma, HostFrame, HostPlane};
 use crate::error::{Error, Result};
 use crate::features::psnr::{self, PsnrScores};
 use crate::features::{ciede, ms_ssim, psnr_hvs, ssim};
@@ -110,6 +110,8 @@ pub enum Kernel {
     CiedeLabTable,
     CiedePixelsTable,
     WidenU8,
+    SplitUvU8,
+    SplitUvU16,
 }
 
 /// The C type of a kernel parameter.
@@ -121,7 +123,7 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 14] = [
+    pub const ALL: [Kernel; 16] = [
         Kernel::PsnrSse,
         Kernel::SsimLoad,
         Kernel::SsimDecimateLpf,
@@ -136,6 +138,8 @@ impl Kernel {
         Kernel::CiedeLabTable,
         Kernel::CiedePixelsTable,
         Kernel::WidenU8,
+        Kernel::SplitUvU8,
+        Kernel::SplitUvU16,
     ];
 
     /// The `extern "C"` name.
@@ -155,6 +159,8 @@ impl Kernel {
             Kernel::CiedeLabTable => "ciede_lab_table",
             Kernel::CiedePixelsTable => "ciede_pixels_table",
             Kernel::WidenU8 => "widen_u8",
+            Kernel::SplitUvU8 => "split_uv_u8",
+            Kernel::SplitUvU16 => "split_uv_u16",
         }
     }
 
@@ -168,6 +174,7 @@ impl Kernel {
             Kernel::SsimHconv => &[Ptr, Ptr, I32, I32, Ptr],
             Kernel::SsimTerms => &[Ptr, I32, I32, F32, F32, F32, Ptr, Ptr, Ptr, Ptr],
             Kernel::PsnrHvsBlocks => &[Ptr, Ptr, I32, I32, Ptr, Ptr, Ptr],
+            Kernel::SplitUvU8 | Kernel::SplitUvU16 => &[Ptr, I32, Ptr, Ptr],
             Kernel::HvsChunkSums | Kernel::HvsPrefix | Kernel::HvsChunkBands | Kernel::WidenU8 => {
                 &[Ptr, I32, Ptr]
             }
@@ -278,6 +285,30 @@ fn launch_psnr_sse(r: Region, d: Region, n: usize, out: Region) -> Launch {
             KArg::Ptr(out),
         ],
         metric: "psnr",
+    }
+}
+
+/// `split_uv_u8` / `split_uv_u16`: `src` holds `n` Cb,Cr pairs (bytes where `narrow`, else u16),
+/// `u` and `v` receive `n` u16 each; reads and writes below `n` pairs only.
+fn launch_split_uv(src: Region, n: usize, narrow: bool, u: Region, v: Region) -> Launch {
+    need(src, 2 * n * if narrow { 1 } else { 2 }, "split_uv src");
+    need(u, 2 * n, "split_uv u");
+    need(v, 2 * n, "split_uv v");
+    assert!(n > 0);
+    Launch {
+        kernel: if narrow {
+            Kernel::SplitUvU8
+        } else {
+            Kernel::SplitUvU16
+        },
+        grid: (blocks(n, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(src),
+            KArg::I32(i32_of(n)),
+            KArg::Ptr(u),
+            KArg::Ptr(v),
+        ],
+        metric: "upload",
     }
 }
 
@@ -715,6 +746,9 @@ pub struct Geometry {
     pub bpc: u8,
     /// Chroma plane size (both chroma planes), `None` without chroma.
     pub chroma: Option<(usize, usize)>,
+    /// The chroma comes as one plane of Cb,Cr pairs per picture (a host frame's
+    /// [`HostChroma::Interleaved`]): uploaded as it is and split on the GPU.
+    pub interleaved: bool,
     pub companions: Companions,
 }
 
@@ -760,6 +794,7 @@ impl Geometry {
             h: r.height,
             bpc: r.bpc,
             chroma,
+            interleaved: false,
             companions: job.companions,
         })
     }
@@ -780,17 +815,21 @@ impl Geometry {
         if job.chroma.is_some() {
             return bad("chroma planes both in the job and in the caller's memory".into());
         }
+        let interleaved = matches!(host.chroma, Some(HostChroma::Interleaved { .. }));
         let chroma = match &host.chroma {
             Some(c) => {
-                let (cw, ch) = (c.reference[0].width(), c.reference[0].height());
+                let (cw, ch) = c.size();
+                let want = (if interleaved { 2 * cw } else { cw }, ch, r.bpc());
                 for (p, what) in c.named() {
-                    if (p.width(), p.height(), p.bpc()) != (cw, ch, r.bpc()) {
+                    if (p.width(), p.height(), p.bpc()) != want {
                         return bad(format!(
-                            "{what} plane {}x{}@{}, expected {cw}x{ch}@{}",
+                            "{what} plane {}x{}@{}, expected {}x{}@{}",
                             p.width(),
                             p.height(),
                             p.bpc(),
-                            r.bpc()
+                            want.0,
+                            want.1,
+                            want.2
                         ));
                     }
                 }
@@ -803,6 +842,7 @@ impl Geometry {
             h: r.height(),
             bpc: r.bpc(),
             chroma,
+            interleaved: interleaved && chroma.is_some(),
             companions: job.companions,
         })
     }
@@ -1005,17 +1045,32 @@ impl Plan {
         }
         let narrow = geom.bpc == 8;
         let mut prep = Vec::new();
-        let staged = inputs.map(|r| {
-            r.map(|r| {
-                if narrow {
-                    let b = a.take(r.bytes / 2);
-                    prep.push(launch_widen_u8(b, r.bytes / 2, r));
-                    b
-                } else {
-                    r
+        let mut staged = [None; 6];
+        for (i, r) in inputs.iter().enumerate() {
+            let Some(r) = *r else { continue };
+            if geom.interleaved && i % 3 != 0 {
+                continue;
+            }
+            staged[i] = Some(if narrow {
+                let b = a.take(r.bytes / 2);
+                prep.push(launch_widen_u8(b, r.bytes / 2, r));
+                b
+            } else {
+                r
+            });
+        }
+        if geom.interleaved {
+            // Each side's Cb,Cr pairs in one region (where Cb's would be), split (and widened)
+            // into the Cb and Cr inputs.
+            for side in [0, 3] {
+                if let (Some(u), Some(v)) = (inputs[side + 1], inputs[side + 2]) {
+                    let n = u.bytes / 2;
+                    let pairs = a.take(2 * n * if narrow { 1 } else { 2 });
+                    prep.push(launch_split_uv(pairs, n, narrow, u, v));
+                    staged[side + 1] = Some(pairs);
                 }
-            })
-        });
+            }
+        }
         let terms = |a: &mut Arena, (dw, dh): (usize, usize), part: Region| {
             let n = dw * dh;
             Terms {
@@ -1244,8 +1299,11 @@ impl Plan {
             let plane = match (side, p, &host.chroma) {
                 (0, 0, _) => &host.reference,
                 (1, 0, _) => &host.distorted,
-                (0, _, Some(c)) => &c.reference[p - 1],
-                (_, _, Some(c)) => &c.distorted[p - 1],
+                (0, _, Some(HostChroma::Planar { reference, .. })) => &reference[p - 1],
+                (_, _, Some(HostChroma::Planar { distorted, .. })) => &distorted[p - 1],
+                // The pairs go where the plan staged them (Cb's place; Cr has none).
+                (0, 1, Some(HostChroma::Interleaved { reference, .. })) => reference,
+                (1, 1, Some(HostChroma::Interleaved { distorted, .. })) => distorted,
                 _ => {
                     return Err(Error::Backend(
                         "CUDA companions: the plan reads chroma a host frame lacks".into(),
@@ -1348,7 +1406,9 @@ impl Plan {
         // (Empty chroma planes make a plan without chroma: the metrics that read chroma then
         // refuse them below, as on the CPU.)
         let (Some(r0), Some(d0)) = (rp.first(), dp.first()) else {
-            return Err(Error::Backend("CUDA companions: a frame without luma".into()));
+            return Err(Error::Backend(
+                "CUDA companions: a frame without luma".into(),
+            ));
         };
         if c.psnr {
             for p in 0..rp.len() {
