@@ -2,10 +2,11 @@
 //!
 //!   cargo run --release --example bench_element -- [--backend cpu|cuda|auto]... \
 //!       [--memory pinned|pageable|both] [--distinct N] [--latency-frames N] [--rate FPS] \
-//!       [--metric psnr|ssim|ms-ssim|ciede|psnr-hvs]... [--all-metrics] [WxH:BPC:FRAMES ...]
+//!       [--metric psnr|ssim|ms-ssim|ciede|psnr-hvs]... [--all-metrics] [--gray | --nv12] \
+//!       [WxH:BPC:FRAMES ...]
 //!
 //! Default: backend cuda, memory both, sizes 1920x1080:8:3000 and 3840x2160:10:600 (I420 and
-//! I420_10LE; GRAY8/GRAY16_LE with --gray), model vmaf_v0.6.1; `--metric` turns on a companion
+//! I420_10LE; GRAY8/GRAY16_LE with --gray; NV12 at 8 bits with --nv12), model vmaf_v0.6.1; `--metric` turns on a companion
 //! metric (the element property of that name), `--all-metrics` all five.
 //!
 //! The pipeline is built in code: two appsrcs (reference and distorted) into the element's
@@ -55,6 +56,8 @@ struct Opts {
     latency_frames: usize,
     rate: f64,
     gray: bool,
+    /// NV12 instead of I420 at 8 bits (what hardware decoders give).
+    nv12: bool,
     metrics: Vec<String>,
     cases: Vec<Case>,
 }
@@ -67,6 +70,7 @@ fn parse() -> Opts {
         latency_frames: 300,
         rate: 60.0,
         gray: false,
+        nv12: false,
         metrics: Vec::new(),
         cases: Vec::new(),
     };
@@ -87,6 +91,7 @@ fn parse() -> Opts {
             "--latency-frames" => o.latency_frames = val().parse().expect("--latency-frames N"),
             "--rate" => o.rate = val().parse().expect("--rate FPS"),
             "--gray" => o.gray = true,
+            "--nv12" => o.nv12 = true,
             "--metric" => o.metrics.push(val()),
             "--all-metrics" => {
                 o.metrics = ["psnr", "ssim", "ms-ssim", "ciede", "psnr-hvs"]
@@ -152,13 +157,15 @@ fn natural(w: usize, h: usize, bpc: u8, t: f64, noise: u64, seed: u64) -> Vec<u1
 /// Write `luma` (and mid-grey chroma) into a mapped frame, whatever its strides.
 fn fill(frame: &mut gst_video::VideoFrameRef<&mut gst::BufferRef>, luma: &[u16], bpc: u8) {
     let (w, h) = (frame.width() as usize, frame.height() as usize);
+    let format = frame.format();
     for plane in 0..frame.n_planes() {
         let stride = frame.plane_stride()[plane as usize] as usize;
         let data = frame.plane_data_mut(plane).expect("plane");
-        let (pw, ph) = if plane == 0 {
-            (w, h)
-        } else {
-            (w.div_ceil(2), h.div_ceil(2))
+        let (pw, ph) = match (plane, format) {
+            (0, _) => (w, h),
+            // NV12: one plane of U,V pairs.
+            (_, gst_video::VideoFormat::Nv12) => (2 * w.div_ceil(2), h.div_ceil(2)),
+            _ => (w.div_ceil(2), h.div_ceil(2)),
         };
         for y in 0..ph {
             let row = &mut data[y * stride..];
@@ -178,11 +185,12 @@ fn fill(frame: &mut gst_video::VideoFrameRef<&mut gst::BufferRef>, luma: &[u16],
     }
 }
 
-fn video_info(c: &Case, gray: bool) -> gst_video::VideoInfo {
+fn video_info(c: &Case, gray: bool, nv12: bool) -> gst_video::VideoInfo {
     use gst_video::VideoFormat as F;
     let format = match (gray, c.bpc) {
         (true, 8) => F::Gray8,
         (true, _) => F::Gray16Le,
+        (false, 8) if nv12 => F::Nv12,
         (false, 8) => F::I420,
         (false, 10) => F::I42010le,
         (false, 12) => F::I42012le,
@@ -451,7 +459,7 @@ fn main() {
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let mut failed = false;
     for c in &o.cases {
-        let info = video_info(c, o.gray);
+        let info = video_info(c, o.gray, o.nv12);
         let k = o
             .distinct
             .unwrap_or(if c.w * c.h > 4_000_000 { 4 } else { 8 });
