@@ -238,9 +238,11 @@ fn ciede_table_equals_computed_conversions() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
-/// The kernels launched as captured graphs (the default) give the scores of the same kernels
-/// launched one by one, bit for bit, for frames in flight together (every ring buffer has its
-/// own graphs: more frames than buffers per geometry), and the graphs are in use.
+/// The kernels launched as captured graphs with two scratch sets (the default: consecutive
+/// frames' kernels of a metric at once) give the scores of the same kernels launched one by
+/// one with one scratch set (a frame at a time per metric), bit for bit, for frames in flight
+/// together (every ring buffer has its own graphs: more frames than buffers per geometry), and
+/// the graphs and sets are in use.
 #[test]
 fn graphs_equal_launches_one_by_one() {
     let test = "graphs_equal_launches_one_by_one";
@@ -248,7 +250,9 @@ fn graphs_equal_launches_one_by_one() {
         return;
     };
     on.set_graphs(true);
+    on.set_scratch_sets(companion::MAX_SCRATCH_SETS);
     off.set_graphs(false);
+    off.set_scratch_sets(1);
     let mut bad = Vec::new();
     let mut n = 0;
     let mut seed = 1700;
@@ -278,8 +282,13 @@ fn graphs_equal_launches_one_by_one() {
                 .collect()
         };
         let (a, b) = (run(&mut on), run(&mut off));
-        if !on.uses_graphs() {
-            bad.push(format!("{w}x{h} {bpc}-bit: the graphs are not in use"));
+        if !on.uses_graphs() || on.scratch_sets() != 2 || off.scratch_sets() != 1 {
+            bad.push(format!(
+                "{w}x{h} {bpc}-bit: graphs {}, scratch sets {} and {}",
+                on.uses_graphs(),
+                on.scratch_sets(),
+                off.scratch_sets()
+            ));
         }
         if off.uses_graphs() {
             bad.push(format!(

@@ -913,6 +913,13 @@ pub struct Plan {
     pub results: Region,
     /// What is read back after the launches: the start of `results`.
     pub readback: Region,
+    /// The metrics' scratch (between the constant tables and `results`; a multiple of 256
+    /// bytes).
+    pub scratch: Region,
+    /// Copies of `scratch` on the device (at least 1): the frame in ring slot `s` uses copy
+    /// `s % scratch_sets` and that copy's streams, so that consecutive frames' kernels of one
+    /// metric can run at once ([`Plan::device_offset`]).
+    pub scratch_sets: usize,
     /// PSNR: per plane, the u64 SSE (within `readback`), or `None` where the host sums.
     psnr: [Option<Region>; 3],
     /// SSIM: the per-pixel terms of the (scaled) image, `None` where libvmaf refuses the size.
@@ -983,10 +990,13 @@ impl Plan {
             need_plane = [true; 3];
         }
 
-        // Shared by every frame: scratch and tables, each used by one metric's launches (which
-        // run in order on that metric's stream).
+        // Shared by every frame: constant tables, then scratch, each used by one metric's
+        // launches (which run in order on that metric's stream; with several scratch sets,
+        // frames take the sets in turn, each set with its own streams: Plan::scratch_sets).
         let ciede_table =
             (ciede_factors.is_some() && table.wanted(&geom)).then(|| a.take(CIEDE_TABLE_BYTES));
+        let hvs_tables = hvs_ok.then(|| [0, 1, 2].map(|_| (a.take(256), a.take(256))));
+        let scratch_off = a.bytes.next_multiple_of(256);
         // The horizontal-pass scratch of SSIM, and of the MS-SSIM levels.
         let hc_ssim = ssim_geom.map(|(_, sw, sh)| a.take(4 * 5 * (sw - 10) * sh));
         let hc_ms = ms_ok.then(|| a.take(4 * 5 * (w - 10) * h));
@@ -999,7 +1009,6 @@ impl Plan {
         } else {
             Vec::new()
         };
-        let hvs_tables = hvs_ok.then(|| [0, 1, 2].map(|_| (a.take(256), a.take(256))));
         let hvs_blocks = [0, 1, 2].map(|p| {
             let (pw, ph) = geom.plane(p);
             if hvs_ok {
@@ -1237,6 +1246,11 @@ impl Plan {
             metrics_used,
             results,
             readback,
+            scratch: Region {
+                off: scratch_off,
+                bytes: results_off.max(scratch_off) - scratch_off,
+            },
+            scratch_sets: 1,
             psnr,
             ssim: ssim_terms,
             ms_ssim: ms_terms,
@@ -1253,16 +1267,31 @@ impl Plan {
         self.results.bytes.next_multiple_of(256)
     }
 
-    /// Device bytes for `slots` frames in flight (each with its own results).
+    /// Device bytes for `slots` frames in flight (each with its own results) and
+    /// `scratch_sets` copies of the scratch.
     pub fn device_bytes(&self, slots: usize) -> usize {
-        (self.results.off + slots.max(1) * self.slot_stride()).max(self.arena)
+        let extra = self.extra_scratch();
+        (self.results.off + extra + slots.max(1) * self.slot_stride()).max(self.arena + extra)
     }
 
-    /// Offset in the device allocation of arena region `r` for the frame in `slot`: shared
-    /// regions are where the plan put them, results are in the slot's copy.
+    /// The scratch copies after the first.
+    fn extra_scratch(&self) -> usize {
+        (self.scratch_sets.max(1) - 1) * self.scratch.bytes
+    }
+
+    /// The scratch copy (and stream set) of the frame in `slot`.
+    pub fn scratch_set(&self, slot: usize) -> usize {
+        slot % self.scratch_sets.max(1)
+    }
+
+    /// Offset in the device allocation of arena region `r` for the frame in `slot`: tables
+    /// are where the plan put them, scratch in the slot's scratch copy (after the tables, one
+    /// copy after the other), results in the slot's copy (after the last scratch copy).
     pub fn device_offset(&self, r: Region, slot: usize) -> usize {
         if r.off >= self.results.off {
-            r.off + slot * self.slot_stride()
+            r.off + self.extra_scratch() + slot * self.slot_stride()
+        } else if r.off >= self.scratch.off {
+            r.off + self.scratch_set(slot) * self.scratch.bytes
         } else {
             r.off
         }
@@ -1755,6 +1784,14 @@ struct SlotGraphs {
 
 /// Whether the launches are captured as graphs (VMAFGPU_COMPANION_GRAPHS=0: launched one by
 /// one, a switch for measurements).
+fn scratch_sets_from_env() -> usize {
+    std::env::var("VMAFGPU_COMPANION_SCRATCH_SETS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(MAX_SCRATCH_SETS)
+        .clamp(1, MAX_SCRATCH_SETS)
+}
+
 fn graphs_from_env() -> bool {
     std::env::var("VMAFGPU_COMPANION_GRAPHS").as_deref() != Ok("0")
 }
@@ -1828,7 +1865,7 @@ fn queue_metric(
 fn capture_slot(k: &Launcher, plan: &Plan, base: u64, slot: usize) -> Result<SlotGraphs> {
     let prep = capture(&k.stream, || queue_prep(k, &k.stream, plan, base, slot))?;
     let mut metric = Vec::with_capacity(METRICS.len());
-    for (m, s) in k.metric.iter().enumerate() {
+    for (m, s) in k.metric_set(plan.scratch_set(slot)).iter().enumerate() {
         metric.push(if plan.metrics_used[m] {
             Some(capture(s, || queue_metric(k, s, plan, base, slot, m))?)
         } else {
@@ -1893,6 +1930,19 @@ struct Feed {
 /// The metrics, in the order of [`Launcher::metric`]'s streams ([`Launch::metric`]).
 const METRICS: [&str; 5] = ["psnr", "ssim", "ms_ssim", "ciede", "psnr_hvs"];
 
+/// Scratch copies a geometry gets where the device has the memory (else one): two frames'
+/// kernels of one metric at once. MS-SSIM's five levels one after the other take 0.35 ms a
+/// frame on one stream at 1080p, PSNR-HVS's serial sum 0.2 ms: with one set, each metric's
+/// chain of kernels was one frame at a time, a limit of its own beside the GPU's throughput.
+pub const MAX_SCRATCH_SETS: usize = 2;
+
+impl Launcher {
+    /// The metric streams of scratch set `set`.
+    fn metric_set(&self, set: usize) -> &[Arc<CudaStream>] {
+        &self.metric[set * METRICS.len()..(set + 1) * METRICS.len()]
+    }
+}
+
 fn metric_index(m: &str) -> usize {
     METRICS
         .iter()
@@ -1908,6 +1958,7 @@ fn metric_index(m: &str) -> usize {
 /// kernels.
 struct Launcher {
     stream: Arc<CudaStream>,
+    /// [`MAX_SCRATCH_SETS`] sets of one stream per metric (`METRICS` order), set after set.
     metric: Vec<Arc<CudaStream>>,
     readback: Arc<CudaStream>,
     funcs: Vec<CudaFunction>,
@@ -2204,7 +2255,8 @@ fn enqueue(
     }
     rb.up.record(&k.stream).map_err(be("cuEventRecord"))?;
     let used = &plan.metrics_used;
-    for (i, s) in k.metric.iter().enumerate() {
+    let streams = k.metric_set(plan.scratch_set(rb.slot));
+    for (i, s) in streams.iter().enumerate() {
         if !used[i] {
             continue;
         }
@@ -2215,7 +2267,7 @@ fn enqueue(
         }
     }
     k.readback.wait(&rb.up).map_err(be("cuStreamWaitEvent"))?;
-    for (i, s) in k.metric.iter().enumerate() {
+    for (i, s) in streams.iter().enumerate() {
         if used[i] {
             rb.metric[i].record(s).map_err(be("cuEventRecord"))?;
             k.readback
@@ -2264,6 +2316,8 @@ pub struct CompanionGpu {
     ciede_table: CiedeTable,
     /// Capture each ring buffer's launches as graphs ([`SlotGraphs`]).
     graphs: bool,
+    /// Scratch copies wanted ([`Plan::scratch_sets`]).
+    scratch_sets: usize,
 }
 
 impl CompanionGpu {
@@ -2285,8 +2339,7 @@ impl CompanionGpu {
         let new_stream = || ctx.new_stream().map_err(be("cuStreamCreate"));
         let launcher = Arc::new(Launcher {
             stream: new_stream()?,
-            metric: METRICS
-                .iter()
+            metric: (0..MAX_SCRATCH_SETS * METRICS.len())
                 .map(|_| new_stream())
                 .collect::<Result<_>>()?,
             readback: new_stream()?,
@@ -2309,7 +2362,24 @@ impl CompanionGpu {
             feeder_thread: Some(feeder_thread),
             ciede_table: CiedeTable::from_env(),
             graphs: graphs_from_env(),
+            scratch_sets: scratch_sets_from_env(),
         })
+    }
+
+    /// Give each geometry `n` copies of the metrics' scratch (1 to [`MAX_SCRATCH_SETS`]; the
+    /// default is the most, unless VMAFGPU_COMPANION_SCRATCH_SETS says otherwise), from the
+    /// next geometry set up. The same scores either way.
+    pub fn set_scratch_sets(&mut self, n: usize) {
+        let n = n.clamp(1, MAX_SCRATCH_SETS);
+        if self.scratch_sets != n {
+            self.scratch_sets = n;
+            self.drop_frame();
+        }
+    }
+
+    /// The current geometry's scratch copies (0 before the first frame).
+    pub fn scratch_sets(&self) -> usize {
+        self.frame.as_ref().map_or(0, |f| f.plan.scratch_sets)
     }
 
     /// Launch the kernels as captured graphs (the default, unless VMAFGPU_COMPANION_GRAPHS=0)
@@ -2367,7 +2437,14 @@ impl CompanionGpu {
             let arena = stream.alloc_zeros::<u8>(plan.device_bytes(ring));
             (ring, staged, arena)
         };
+        plan.scratch_sets = self.scratch_sets;
         let (mut ring, mut staged, mut arena) = alloc(&plan);
+        if arena.is_err() && plan.scratch_sets > 1 {
+            // No room for a second scratch set: one (the same scores, a frame at a time per
+            // metric).
+            plan.scratch_sets = 1;
+            (ring, staged, arena) = alloc(&plan);
+        }
         if arena.is_err() && !plan.setup.is_empty() {
             // No room for CIEDE2000's table: without it (the same scores, computed).
             plan = Plan::with_ciede_table(geom, CiedeTable::Off);
@@ -2637,6 +2714,82 @@ mod tests {
             .find_map(|l| l.strip_prefix(key.as_str()))
             .unwrap_or_else(|| panic!("no #define {name} in the kernel text"))
             .trim()
+    }
+
+    /// With two scratch sets every region of every slot lies in the allocation; the tables are
+    /// shared, each scratch region has a copy per set (slots of one set share it), and results
+    /// are the slot's own, clear of every scratch copy.
+    #[test]
+    fn scratch_sets_and_results_do_not_overlap() {
+        let all = Companions {
+            psnr: true,
+            ssim: true,
+            ms_ssim: true,
+            ciede: true,
+            psnr_hvs: true,
+        };
+        for (w, h, bpc) in [(1920usize, 1080usize, 8u8), (181, 190, 10)] {
+            let g = Geometry {
+                w,
+                h,
+                bpc,
+                chroma: Some((w / 2, h / 2)),
+                interleaved: false,
+                companions: all,
+            };
+            let mut plan = Plan::new(g);
+            plan.scratch_sets = 2;
+            let ring = 5;
+            let total = plan.device_bytes(ring);
+            let regions: Vec<Region> = plan
+                .setup
+                .iter()
+                .chain(&plan.prep)
+                .chain(&plan.launches)
+                .flat_map(|l| l.args.iter())
+                .filter_map(|a| match a {
+                    KArg::Ptr(r) => Some(*r),
+                    _ => None,
+                })
+                .collect();
+            assert!(plan.scratch.bytes > 0 && plan.scratch.bytes.is_multiple_of(256));
+            let span = |r: Region, slot: usize| {
+                let o = plan.device_offset(r, slot);
+                o..o + r.bytes
+            };
+            let overlap = |a: std::ops::Range<usize>, b: std::ops::Range<usize>| {
+                a.start < b.end && b.start < a.end
+            };
+            for &r in &regions {
+                for slot in 0..ring {
+                    assert!(
+                        span(r, slot).end <= total,
+                        "{r:?} slot {slot} beyond {total}"
+                    );
+                }
+                let kind = |r: Region| {
+                    if r.off >= plan.results.off {
+                        2
+                    } else if r.off >= plan.scratch.off {
+                        1
+                    } else {
+                        0
+                    }
+                };
+                for &q in &regions {
+                    for (a, b) in [(0, 1), (0, 2), (1, 2), (2, 4), (3, 4)] {
+                        let shared = match (kind(r), kind(q)) {
+                            (0, _) | (_, 0) => true,
+                            (1, 1) => a % 2 == b % 2,
+                            _ => false,
+                        };
+                        if !shared && overlap(span(r, a), span(q, b)) {
+                            panic!("{w}x{h}: {r:?} of slot {a} overlaps {q:?} of slot {b}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
