@@ -36,12 +36,21 @@
 //!   that the same device code fills once per geometry ([`CiedeTable`], 201 MB of device
 //!   memory): the same values, bit for bit.
 //!
-//! A frame is described by a [`Plan`]: regions of one device arena (inputs, scratch, results),
+//! A frame is described by a [`Plan`]: regions of one device arena (tables, scratch, results),
 //! regions to zero, the launch list and the region to read back. The GPU executes it
 //! ([`CompanionGpu`]); tests/companion_emulated.rs executes the same plan with the kernel text
 //! compiled as C++ on the CPU. Each launch is built by one typed function per kernel (the
 //! `launch_*` functions below) that checks the sizes of the regions it names; the kernels index
 //! only inside the sizes passed to them.
+//!
+//! Per frame, the host work is small: the planes come as compact `u16` planes (a job) or where
+//! the caller has them ([`CompanionGpu::submit_host`]: rows copied into pinned staging, or
+//! uploaded straight from pinned memory; interleaved chroma split on the GPU); each ring
+//! buffer's launches are CUDA graphs captured once per geometry (`SlotGraphs`: one call for
+//! the preparation and one per metric instead of ~50 launches); frames take two copies of the
+//! metrics' scratch in turn, each with its own streams ([`Plan::scratch_sets`]; 67 MB a copy at
+//! 1080p with all five), so that a metric's kernels of consecutive frames overlap. None of this
+//! changes what a kernel computes.
 
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
