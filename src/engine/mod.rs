@@ -1004,6 +1004,19 @@ impl Scorer {
             None
         };
         let geometry = self.validate(reference, distorted)?;
+        for (p, what) in [(&ref_luma, "reference"), (&dist_luma, "distorted")] {
+            if (p.width(), p.height(), p.bpc()) != (geometry.width, geometry.height, geometry.bpc) {
+                return Err(Error::Mismatch(format!(
+                    "{what} luma plane is {}x{} at {} bits, the picture {}x{} at {} bits",
+                    p.width(),
+                    p.height(),
+                    p.bpc(),
+                    geometry.width,
+                    geometry.height,
+                    geometry.bpc
+                )));
+            }
+        }
         if let Some(c) = &chroma {
             let size = geometry
                 .format
@@ -1030,25 +1043,17 @@ impl Scorer {
                     )));
                 }
             }
-            // The backend's own check (checks_host_ranges) covers the luma planes only.
-            crate::backend::host::check_ranges(&c.named())?;
         }
-        for (p, what) in [(&ref_luma, "reference"), (&dist_luma, "distorted")] {
-            if (p.width(), p.height(), p.bpc()) != (geometry.width, geometry.height, geometry.bpc) {
-                return Err(Error::Mismatch(format!(
-                    "{what} luma plane is {}x{} at {} bits, the picture {}x{} at {} bits",
-                    p.width(),
-                    p.height(),
-                    p.bpc(),
-                    geometry.width,
-                    geometry.height,
-                    geometry.bpc
-                )));
-            }
-        }
+        // Luma first, then chroma, as push checks them. The backend's own check
+        // (checks_host_ranges) covers the luma planes only.
+        let mut scan = Vec::new();
         if !self.backend.checks_host_ranges() {
-            crate::backend::host::check_ranges(&[(&ref_luma, "luma"), (&dist_luma, "luma")])?;
+            scan.extend([(&ref_luma, "luma"), (&dist_luma, "luma")]);
         }
+        if let Some(c) = &chroma {
+            scan.extend(c.named());
+        }
+        crate::backend::host::check_ranges(&scan)?;
 
         // Accepted: from here on the frame belongs to the clip.
         let shape = match &self.shape {

@@ -742,6 +742,21 @@ fn host_chroma_is_checked() {
             bpc: 10
         }
     );
+    // A bad luma sample too: luma is named first, as push checks it first.
+    let mut worse = Yuv::new(45, 37, 10, ChromaFormat::Yuv420, 0, 3);
+    worse.set(2, 21, 17, 1024);
+    worse.set(0, 44, 36, 2000);
+    let e = push(&mut s, r, &worse, r.host_chroma(&worse)).unwrap_err();
+    assert_eq!(
+        e,
+        Error::SampleRange {
+            plane: "luma",
+            x: 44,
+            y: 36,
+            value: 2000,
+            bpc: 10
+        }
+    );
     assert_eq!(s.frames_pushed(), 0);
     let mut out = Vec::new();
     for (r, d) in &fr {

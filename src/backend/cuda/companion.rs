@@ -2402,7 +2402,8 @@ impl CompanionGpu {
     }
 
     /// Whether the current geometry's frames are launched as graphs (`false` before the
-    /// first frame, with graphs off, or where the driver could not capture them).
+    /// first frame, with graphs off, or where the driver could not capture them). A diagnostic:
+    /// it waits for the frames in flight (their ring buffers).
     pub fn uses_graphs(&self) -> bool {
         self.frame.as_ref().is_some_and(|f| {
             f.readbacks.iter().all(|rb| {
