@@ -940,7 +940,17 @@ impl VmafGpu {
                             )
                         })?
                     }
-                    None => self.with_scorer(|s| s.push(&r.picture(), &d.picture()))?,
+                    None => {
+                        if host_planes {
+                            gst::debug!(
+                                CAT,
+                                imp = self,
+                                "pair: copy route ({} cannot be read where it is)",
+                                ref_info.format().to_str()
+                            );
+                        }
+                        self.with_scorer(|s| s.push(&r.picture(), &d.picture()))?
+                    }
                 },
                 (Err(e), _) | (_, Err(e)) => {
                     gst::element_imp_error!(self, gst::StreamError::Format, ("{}", e));
@@ -1172,6 +1182,16 @@ impl AggregatorImpl for VmafGpu {
             CAT,
             imp = self,
             "scoring with model {model_name} on backend {backend_name}"
+        );
+        gst::debug!(
+            CAT,
+            imp = self,
+            "input route: {}",
+            match (host_planes, host_chroma) {
+                (false, _) => "planes copied by the engine",
+                (true, false) => "luma read where it is (zero-copy)",
+                (true, true) => "luma and chroma read where they are (zero-copy)",
+            }
         );
         if settings.backend == Backend::Auto
             && backend_name == "cpu"

@@ -1797,7 +1797,7 @@ fn scratch_sets_from_env() -> usize {
     std::env::var("VMAFGPU_COMPANION_SCRATCH_SETS")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(MAX_SCRATCH_SETS)
+        .unwrap_or(DEFAULT_SCRATCH_SETS)
         .clamp(1, MAX_SCRATCH_SETS)
 }
 
@@ -1939,11 +1939,15 @@ struct Feed {
 /// The metrics, in the order of [`Launcher::metric`]'s streams ([`Launch::metric`]).
 const METRICS: [&str; 5] = ["psnr", "ssim", "ms_ssim", "ciede", "psnr_hvs"];
 
-/// Scratch copies a geometry gets where the device has the memory (else one): two frames'
-/// kernels of one metric at once. MS-SSIM's five levels one after the other take 0.35 ms a
-/// frame on one stream at 1080p, PSNR-HVS's serial sum 0.2 ms: with one set, each metric's
-/// chain of kernels was one frame at a time, a limit of its own beside the GPU's throughput.
-pub const MAX_SCRATCH_SETS: usize = 2;
+/// Scratch copies a geometry gets by default where the device has the memory (else one): two
+/// frames' kernels of one metric at once. MS-SSIM's five levels one after the other take
+/// 0.35 ms a frame on one stream at 1080p, PSNR-HVS's serial sum 0.2 ms: with one set, each
+/// metric's chain of kernels was one frame at a time, a limit of its own beside the GPU's
+/// throughput.
+pub const DEFAULT_SCRATCH_SETS: usize = 2;
+
+/// The most scratch copies ([`CompanionGpu::set_scratch_sets`], VMAFGPU_COMPANION_SCRATCH_SETS).
+pub const MAX_SCRATCH_SETS: usize = 4;
 
 impl Launcher {
     /// The metric streams of scratch set `set`.
@@ -2376,8 +2380,8 @@ impl CompanionGpu {
     }
 
     /// Give each geometry `n` copies of the metrics' scratch (1 to [`MAX_SCRATCH_SETS`]; the
-    /// default is the most, unless VMAFGPU_COMPANION_SCRATCH_SETS says otherwise), from the
-    /// next geometry set up. The same scores either way.
+    /// default is [`DEFAULT_SCRATCH_SETS`], unless VMAFGPU_COMPANION_SCRATCH_SETS says
+    /// otherwise), from the next geometry set up. The same scores either way.
     pub fn set_scratch_sets(&mut self, n: usize) {
         let n = n.clamp(1, MAX_SCRATCH_SETS);
         if self.scratch_sets != n {
@@ -2726,7 +2730,7 @@ mod tests {
             .trim()
     }
 
-    /// With two scratch sets every region of every slot lies in the allocation; the tables are
+    /// With two or three scratch sets every region of every slot lies in the allocation; the tables are
     /// shared, each scratch region has a copy per set (slots of one set share it), and results
     /// are the slot's own, clear of every scratch copy.
     #[test]
@@ -2738,7 +2742,7 @@ mod tests {
             ciede: true,
             psnr_hvs: true,
         };
-        for (w, h, bpc) in [(1920usize, 1080usize, 8u8), (181, 190, 10)] {
+        for (w, h, bpc, sets) in [(1920usize, 1080usize, 8u8, 2), (181, 190, 10, 3)] {
             let g = Geometry {
                 w,
                 h,
@@ -2748,8 +2752,8 @@ mod tests {
                 companions: all,
             };
             let mut plan = Plan::new(g);
-            plan.scratch_sets = 2;
-            let ring = 5;
+            plan.scratch_sets = sets;
+            let ring = 7;
             let total = plan.device_bytes(ring);
             let regions: Vec<Region> = plan
                 .setup
@@ -2787,10 +2791,10 @@ mod tests {
                     }
                 };
                 for &q in &regions {
-                    for (a, b) in [(0, 1), (0, 2), (1, 2), (2, 4), (3, 4)] {
+                    for (a, b) in [(0, 1), (0, 2), (1, 2), (2, 4), (3, 4), (0, 3), (1, 6)] {
                         let shared = match (kind(r), kind(q)) {
                             (0, _) | (_, 0) => true,
-                            (1, 1) => a % 2 == b % 2,
+                            (1, 1) => a % sets == b % sets,
                             _ => false,
                         };
                         if !shared && overlap(span(r, a), span(q, b)) {
