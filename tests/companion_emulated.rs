@@ -191,14 +191,7 @@ fn run_emulated_with(
             .any(|l| l.kernel == Kernel::CiedePixelsTable),
         "the CIEDE2000 table is filled exactly when it is read"
     );
-    let launches: Vec<Launch> = plan
-        .setup
-        .iter()
-        .chain(&plan.prep)
-        .chain(&plan.launches)
-        .cloned()
-        .collect();
-    let arena = emulate(exe, plan.arena, &plan.zero, &uploads, &launches);
+    let arena = run_plan(exe, &plan, &uploads);
     let rb = &arena[plan.readback.off..plan.readback.off + plan.readback.bytes];
     let fetched = std::sync::atomic::AtomicBool::new(false);
     let fetch = |r: Region| -> gstvmafgpu::Result<Vec<u8>> {
@@ -473,6 +466,19 @@ fn all_metrics_together() {
     compare(all, &[(177, 180)], &[8, 10], &LAYOUTS[..3]);
 }
 
+/// The plan's setup, preparation and metric launches, in that order, on an arena holding
+/// `uploads`: the arena afterwards.
+fn run_plan(exe: &Path, plan: &Plan, uploads: &[(Region, Vec<u8>)]) -> Vec<u8> {
+    let launches: Vec<Launch> = plan
+        .setup
+        .iter()
+        .chain(&plan.prep)
+        .chain(&plan.launches)
+        .cloned()
+        .collect();
+    emulate(exe, plan.arena, &plan.zero, uploads, &launches)
+}
+
 /// A host plane over a copy of `p`'s samples (bytes at 8 bits, little-endian u16 above) in rows
 /// `pad` bytes longer than the samples, starting `pad` bytes into its buffer.
 fn host_plane(p: &[u16], w: usize, h: usize, bpc: u8, pad: usize) -> HostPlane {
@@ -544,14 +550,7 @@ fn run_emulated_host(
         let rows: Vec<u8> = (0..p.height()).flat_map(|y| p.row(y).to_vec()).collect();
         uploads.push((region, rows));
     }
-    let launches: Vec<Launch> = plan
-        .setup
-        .iter()
-        .chain(&plan.prep)
-        .chain(&plan.launches)
-        .cloned()
-        .collect();
-    let arena = emulate(exe, plan.arena, &plan.zero, &uploads, &launches);
+    let arena = run_plan(exe, &plan, &uploads);
     let rb = &arena[plan.readback.off..plan.readback.off + plan.readback.bytes];
     let fetch =
         |r: Region| -> gstvmafgpu::Result<Vec<u8>> { Ok(arena[r.off..r.off + r.bytes].to_vec()) };

@@ -81,6 +81,17 @@ fn host_scorer(cfg: ScorerConfig) -> (Scorer, Arc<Mutex<Seen>>) {
     (Scorer::with_backend(cfg, Box::new(b)).unwrap(), seen)
 }
 
+/// Store sample `v` at index `x` of the row starting at byte `row` (`bps` bytes a sample,
+/// little-endian).
+fn put(buf: &mut [u8], row: usize, x: usize, bps: usize, v: usize) {
+    let o = row + x * bps;
+    if bps == 2 {
+        buf[o..o + 2].copy_from_slice(&(v as u16).to_le_bytes());
+    } else {
+        buf[o] = v as u8;
+    }
+}
+
 /// A gray frame in a buffer with padded rows (stride > row bytes), 8 or 10 bits.
 struct Frame {
     buf: Arc<Vec<u8>>,
@@ -100,12 +111,7 @@ impl Frame {
             for x in 0..w {
                 let v =
                     ((x * 5 + y * 3 + t * 11) % 97 * max / 96 + (x * y + t) * noise % 13).min(max);
-                let o = y * stride + x * bps;
-                if bps == 2 {
-                    buf[o..o + 2].copy_from_slice(&(v as u16).to_le_bytes());
-                } else {
-                    buf[o] = v as u8;
-                }
+                put(&mut buf, y * stride, x, bps, v);
             }
         }
         Frame {
@@ -503,12 +509,7 @@ impl Yuv {
                         (0, _) | (_, false) => value(p, x, y),
                         (_, true) => value(1 + x % 2, x / 2, y),
                     };
-                    let o = start + y * stride + x * bps;
-                    if bps == 2 {
-                        buf[o..o + 2].copy_from_slice(&(v as u16).to_le_bytes());
-                    } else {
-                        buf[o] = v as u8;
-                    }
+                    put(&mut buf, start + y * stride, x, bps, v);
                 }
             }
         }
