@@ -47,10 +47,10 @@
 //! the caller has them ([`CompanionGpu::submit_host`]: rows copied into pinned staging, or
 //! uploaded straight from pinned memory; interleaved chroma split on the GPU); each ring
 //! buffer's launches are CUDA graphs captured once per geometry (`SlotGraphs`: one call for
-//! the preparation and one per metric instead of ~50 launches); frames take two copies of the
-//! metrics' scratch in turn, each with its own streams ([`Plan::scratch_sets`]; 67 MB a copy at
-//! 1080p with all five), so that a metric's kernels of consecutive frames overlap. None of this
-//! changes what a kernel computes.
+//! the preparation and one per metric instead of ~50 launches); frames take copies of the
+//! metrics' scratch in turn ([`DEFAULT_SCRATCH_SETS`]), each with its own streams
+//! ([`Plan::scratch_sets`]; 67 MB a copy at 1080p with all five), so that a metric's kernels of
+//! consecutive frames overlap. None of this changes what a kernel computes.
 
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -1939,12 +1939,13 @@ struct Feed {
 /// The metrics, in the order of [`Launcher::metric`]'s streams ([`Launch::metric`]).
 const METRICS: [&str; 5] = ["psnr", "ssim", "ms_ssim", "ciede", "psnr_hvs"];
 
-/// Scratch copies a geometry gets by default where the device has the memory (else one): two
-/// frames' kernels of one metric at once. MS-SSIM's five levels one after the other take
-/// 0.35 ms a frame on one stream at 1080p, PSNR-HVS's serial sum 0.2 ms: with one set, each
-/// metric's chain of kernels was one frame at a time, a limit of its own beside the GPU's
-/// throughput.
-pub const DEFAULT_SCRATCH_SETS: usize = 2;
+/// Scratch copies a geometry gets by default where the device has the memory (else one):
+/// consecutive frames' kernels of one metric at once. MS-SSIM's five levels one after the
+/// other take 0.35 ms a frame on one stream at 1080p, PSNR-HVS's serial sum 0.2 ms: with one
+/// set, each metric's chain of kernels was one frame at a time, a limit of its own beside the
+/// GPU's throughput. All five at 1080p 8-bit through the element (H200, steady frames/s):
+/// 1 set 1622, 2 sets 1711, 3 sets 1737, 4 sets 1732 (BENCHMARKS.md).
+pub const DEFAULT_SCRATCH_SETS: usize = 3;
 
 /// The most scratch copies ([`CompanionGpu::set_scratch_sets`], VMAFGPU_COMPANION_SCRATCH_SETS).
 pub const MAX_SCRATCH_SETS: usize = 4;
