@@ -128,8 +128,8 @@ pub trait Backend: Send {
         2
     }
 
-    /// Whether the backend reads jobs whose luma planes are in the caller's memory
-    /// ([`HostFrame`]) instead of compact `u16` planes. The engine only sends such jobs to a
+    /// Whether the backend reads jobs whose planes are in the caller's memory ([`HostFrame`])
+    /// instead of compact `u16` planes. The engine only sends such jobs to a
     /// backend that says so.
     fn accepts_host_planes(&self) -> bool {
         false
@@ -154,9 +154,10 @@ pub trait Backend: Send {
         false
     }
 
-    /// Queue a job whose luma planes are in the caller's memory: `host` holds the samples;
+    /// Queue a job whose planes are in the caller's memory: `host` holds the samples;
     /// `job.reference` and `job.distorted` (and `job.prev_ref` when `host.prev_ref` is set)
-    /// carry only the geometry (width, height, bpc; no samples). `job.prev_ref.is_some()` still
+    /// carry only the geometry (width, height, bpc; no samples), and the chroma planes that the
+    /// job's companion metrics read are `host.chroma` (`job.chroma` is then `None`). `job.prev_ref.is_some()` still
     /// says whether the frame has a previous reference. The backend keeps `host` (the caller's
     /// memory) alive until it no longer reads it. The default copies the planes into compact
     /// planes and calls [`Backend::submit`].

@@ -961,7 +961,8 @@ impl Scorer {
     ///
     /// The samples scored are those of `ref_luma` and `dist_luma` (the caller promises they are
     /// the pictures' luma); the pictures' own luma planes are read only when the route is
-    /// `push`'s.
+    /// `push`'s. With a companion metric that reads chroma on, frames take `push`'s route:
+    /// [`Scorer::push_shared_with_chroma`] hands the chroma planes over too.
     pub fn push_shared(
         &mut self,
         reference: &Picture<'_>,
