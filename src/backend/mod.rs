@@ -157,10 +157,10 @@ pub trait Backend: Send {
     /// Queue a job whose planes are in the caller's memory: `host` holds the samples;
     /// `job.reference` and `job.distorted` (and `job.prev_ref` when `host.prev_ref` is set)
     /// carry only the geometry (width, height, bpc; no samples), and the chroma planes that the
-    /// job's companion metrics read are `host.chroma` (`job.chroma` is then `None`). `job.prev_ref.is_some()` still
-    /// says whether the frame has a previous reference. The backend keeps `host` (the caller's
-    /// memory) alive until it no longer reads it. The default copies the planes into compact
-    /// planes and calls [`Backend::submit`].
+    /// job's companion metrics read are `host.chroma` (`job.chroma` is then `None`).
+    /// `job.prev_ref.is_some()` still says whether the frame has a previous reference. The
+    /// backend keeps `host` (the caller's memory) alive until it no longer reads it. The default
+    /// copies the planes into compact planes and calls [`Backend::submit`].
     fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {
         self.submit(host.materialize(job))
     }
