@@ -1965,8 +1965,9 @@ fn metric_index(m: &str) -> usize {
 }
 
 /// What the feeder launches with: the kernels and the streams. A frame's uploads go on
-/// `stream`, each metric's kernels on its own stream (after the upload; the metrics of a frame
-/// run at once, and each metric's shared scratch is used in frame order), and the readback on
+/// `stream`, each metric's kernels on that metric's stream of the frame's scratch set (after
+/// the upload; the metrics of a frame run at once, and each copy of a metric's scratch is used
+/// in frame order by the frames of its set: [`Plan::scratch_set`]), and the readback on
 /// `readback` after every metric's kernels. Each frame has its own planes and results on the
 /// device ([`Plan::device_offset`]), so the next frame's upload need not wait for this frame's
 /// kernels.
