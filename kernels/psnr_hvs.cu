@@ -107,8 +107,8 @@ VG_INLINE float hvs_mask_sum(const vg_i32 *c, const float *mask) {
     return m;
 }
 
-// Threads per 8x8 block: thread c of a group loads row c, transforms column c (then column c
-// of the transposed result) and writes row c's terms; the float chains run on threads 0-5.
+// Threads per 8x8 block: thread c of a group loads column c, transforms column c (then column
+// c of the transposed result) and writes column c's terms; the float chains run on threads 0-5.
 #define HVS_GROUP 8
 #define HVS_GROUPS (VG_BLOCK / HVS_GROUP)
 // A group's 64 coefficients in shared memory, padded so that the groups of a warp reading a
@@ -138,11 +138,13 @@ psnr_hvs_blocks(const vg_u16 *__restrict__ r, const vg_u16 *__restrict__ d, int 
     vg_i32 *ps = cs + g * HVS_PAD, *pd = cd + g * HVS_PAD;
     float *stat = st + g * 8;
     if (valid) {
+        // Thread c loads column c of the block's rows, so that a warp's load reads its four
+        // blocks' row j side by side (consecutive addresses) rather than 32 rows.
         const int x0 = (int)(k % bx) * 7, y0 = (int)(k / bx) * 7;
-        const vg_i64 o = (vg_i64)(y0 + c) * w + x0;
+        const vg_i64 o = (vg_i64)y0 * w + x0 + c;
         for (int j = 0; j < 8; ++j) {
-            ps[c * 8 + j] = (vg_i32)r[o + j];
-            pd[c * 8 + j] = (vg_i32)d[o + j];
+            ps[j * 8 + c] = (vg_i32)r[o + (vg_i64)j * w];
+            pd[j * 8 + c] = (vg_i32)d[o + (vg_i64)j * w];
         }
     } else {
         // Past the last block: zeros, which the transform passes (reached by every thread)
@@ -177,9 +179,11 @@ psnr_hvs_blocks(const vg_u16 *__restrict__ r, const vg_u16 *__restrict__ d, int 
     float s_mask = stat[6];
     const float d_mask = stat[7];
     if (d_mask > s_mask) s_mask = d_mask;
-    float *out = terms + k * 64 + c * 8;
+    // Thread c writes the terms of column c (term q = 8 j + c), so that a warp's store writes
+    // its blocks' row j side by side.
+    float *out = terms + k * 64;
     for (int j = 0; j < 8; ++j) {
-        const int q = c * 8 + j;
+        const int q = j * 8 + c;
         vg_i64 e = (vg_i64)ps[q] - (vg_i64)pd[q];
         float err = (float)(e < 0 ? -e : e);
         if (q != 0) {
@@ -187,7 +191,7 @@ psnr_hvs_blocks(const vg_u16 *__restrict__ r, const vg_u16 *__restrict__ d, int 
             err = err < t ? 0.0f : err - t;
         }
         const float cf = csf[q];
-        out[j] = (err * cf) * (err * cf);
+        out[q] = (err * cf) * (err * cf);
     }
 }
 
@@ -358,10 +362,40 @@ hvs_chunk_bands(const float *__restrict__ terms, int n, double *__restrict__ wor
     vg_u32 s32[HVS_BANDS];
 #pragma unroll
     for (int j = 0; j < HVS_BANDS; ++j) s32[j] = 0;
+    // Bit i: term i needs hvs_round_m's general cases (a binade at or above the term's last
+    // bit), added in a second loop that reloads it.
+    vg_u32 slow = 0;
+#pragma unroll
     for (int i = 0; i < HVS_PER_THREAD; ++i) {
         int ex2;
         const vg_u32 m = hvs_split(x[i] >= 0.0f ? x[i] : 0.0f, &ex2);
+        // The shift of binade b + j is dd + j.
+        const int dd = (b - 23) - ex2;
         if (m == 0) continue;
+        if (dd < 1) {
+            slow |= 1u << i;
+            continue;
+        }
+        // Every binade shifts right (the usual case: terms far below the sum), where
+        // hvs_round_m(m, d) = (m >> d) + (rem > half) = ((m - 1) + 2^(d-1)) >> d, which is
+        // (w + 2^j) >> (j + 1) with w = (m - 1) >> (dd - 1) (nested floor divisions; w = 0
+        // once dd - 1 >= 24 > log2(m)). A tie (rem == half: bit d-1 set, those below clear) is
+        // d - 1 == ctz(m), so at most one binade ties: j = ctz(m) + 1 - dd.
+        const vg_u32 w = dd - 1 >= 24 ? 0u : (m - 1) >> (dd - 1);
+#pragma unroll
+        for (int j = 0; j < HVS_BANDS; ++j) s32[j] += (w + (1u << j)) >> (j + 1);
+        const int jt = (__ffs((int)m) - 1) + 1 - dd;
+        const vg_u64 one = (jt >= 0 && jt < HVS_BANDS) ? 1ull << (16 * (jt & 3)) : 0ull;
+        // Unconditional adds at static indices, so that v stays in registers.
+#pragma unroll
+        for (int q = 0; q < HVS_BANDS / 4; ++q) v[HVS_BANDS + q] += (jt >> 2) == q ? one : 0ull;
+    }
+#pragma unroll 1
+    for (int i = 0; i < HVS_PER_THREAD; ++i) {
+        if (((slow >> i) & 1u) == 0) continue;
+        int ex2;
+        const float xi = terms[(vg_i64)c * HVS_CHUNK + (vg_i64)i * VG_BLOCK + t];
+        const vg_u32 m = hvs_split(xi, &ex2);
 #pragma unroll
         for (int j = 0; j < HVS_BANDS; ++j) {
             bool tie;
