@@ -36,9 +36,15 @@
 //       over the block (stride 128, 64, ..., 1), so a term passes through at most
 //       SSIM_TY - 1 + 8 additions here (one block sum, with its 8 barriers, per SSIM_TY pixels
 //       a thread).
+//   ssim_terms_cs(const float *hc, int dw, int h, float c2, float c3, double *c, float *s,
+//                 double *part)
+//       ssim_terms without l (MS-SSIM's levels 0-3, whose luminance exponent is 0: only their
+//       c and s means count): writes c and s, and SSIM_PARTS_CS doubles per block, the three
+//       sums of c, then of s.
 
 #define SSIM_GLEN 11
 #define SSIM_PARTS 12
+#define SSIM_PARTS_CS 6
 #define SSIM_LPF_LEN 9
 // ssim_terms' tile: SSIM_TW columns by SSIM_TH rows of pixels, SSIM_TY of a column a thread
 // (rows SSIM_TR apart).
@@ -153,22 +159,27 @@ ssim_hconv(const float *__restrict__ r, const float *__restrict__ d, int w, int 
     out[4 * n + i] = (float)a4;
 }
 
-extern "C" __global__ void __launch_bounds__(VG_BLOCK)
-ssim_terms(const float *__restrict__ hc, int dw, int h, float c1, float c2, float c3,
-           double *__restrict__ l_out, double *__restrict__ c_out, float *__restrict__ s_out,
-           double *__restrict__ part) {
-    __shared__ double red[SSIM_PARTS * VG_BLOCK];
+// ssim_terms (L: l, c, s) and ssim_terms_cs (c and s only).
+template <bool L>
+VG_INLINE void ssim_terms_body(const float *__restrict__ hc, int dw, int h, float c1, float c2,
+                               float c3, double *__restrict__ l_out, double *__restrict__ c_out,
+                               float *__restrict__ s_out, double *__restrict__ part) {
+    // The terms summed: l*c*s, l, c, s with L; c, s without.
+    constexpr int NT = L ? 4 : 2;
+    constexpr int NP = L ? SSIM_PARTS : SSIM_PARTS_CS;
+    static_assert(NP == 3 * NT, "three sums a term");
+    __shared__ double red[NP * VG_BLOCK];
     const int dh = h - SSIM_GLEN + 1;
     const vg_i64 plane = (vg_i64)dw * h;
     const vg_i64 n = (vg_i64)dw * dh;
     const int tiles_x = (dw + SSIM_TW - 1) / SSIM_TW;
     const int x = (int)(blockIdx.x % tiles_x) * SSIM_TW + vg_tid() % SSIM_TW;
     const int y0 = (int)(blockIdx.x / tiles_x) * SSIM_TH + vg_tid() / SSIM_TW;
-    // Per thread, its pixels' l * c * s, l, c, s: the term, its magnitude and the magnitude
-    // times (n - i), added in pixel order.
-    double v[SSIM_PARTS];
+    // Per thread, its pixels' terms: the term, its magnitude and the magnitude times (n - i),
+    // added in pixel order.
+    double v[NP];
 #pragma unroll
-    for (int q = 0; q < SSIM_PARTS; ++q) v[q] = 0.0;
+    for (int q = 0; q < NP; ++q) v[q] = 0.0;
 #pragma unroll 1
     for (int k = 0; k < SSIM_TY; ++k) {
         const int y = y0 + k * SSIM_TR;
@@ -188,25 +199,44 @@ ssim_terms(const float *__restrict__ hc, int dw, int h, float c1, float c2, floa
         if (0.0 > sd) sd = 0.0f;
         const float srd = (float)a[4] - mr * md;
         const float sigma_rd = (float)sqrt((double)(sr * sd));
-        const double l =
-            (2.0 * (double)mr * (double)md + (double)c1) / (double)(mr * mr + md * md + c1);
         const double c = (2.0 * (double)sigma_rd + (double)c2) / (double)(sr + sd + c2);
         const float clamped = (srd < 0.0f && sigma_rd <= 0.0f) ? 0.0f : srd;
         const float s = (clamped + c3) / (sigma_rd + c3);
-        l_out[i] = l;
         c_out[i] = c;
         s_out[i] = s;
-        // SsimSums::add: ssim += l * c * s (left to right, in double).
-        const double t4[4] = {l * c * (double)s, l, c, (double)s};
+        double t[NT];
+        if (L) {
+            const double l =
+                (2.0 * (double)mr * (double)md + (double)c1) / (double)(mr * mr + md * md + c1);
+            l_out[i] = l;
+            // SsimSums::add: ssim += l * c * s (left to right, in double).
+            t[0] = l * c * (double)s;
+            t[1] = l;
+        }
+        t[NT - 2] = c;
+        t[NT - 1] = (double)s;
         const double weight = (double)(n - i);
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            const double m = fabs(t4[q]);
-            v[3 * q] += t4[q];
+        for (int q = 0; q < NT; ++q) {
+            const double m = fabs(t[q]);
+            v[3 * q] += t[q];
             v[3 * q + 1] += m;
             v[3 * q + 2] += m * weight;
         }
     }
-    vg_block_sums<double, SSIM_PARTS>(v, red);
-    if (vg_tid() < SSIM_PARTS) part[(vg_i64)blockIdx.x * SSIM_PARTS + vg_tid()] = red[vg_tid() * VG_BLOCK];
+    vg_block_sums<double, NP>(v, red);
+    if (vg_tid() < NP) part[(vg_i64)blockIdx.x * NP + vg_tid()] = red[vg_tid() * VG_BLOCK];
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+ssim_terms(const float *__restrict__ hc, int dw, int h, float c1, float c2, float c3,
+           double *__restrict__ l_out, double *__restrict__ c_out, float *__restrict__ s_out,
+           double *__restrict__ part) {
+    ssim_terms_body<true>(hc, dw, h, c1, c2, c3, l_out, c_out, s_out, part);
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+ssim_terms_cs(const float *__restrict__ hc, int dw, int h, float c2, float c3,
+              double *__restrict__ c_out, float *__restrict__ s_out, double *__restrict__ part) {
+    ssim_terms_body<false>(hc, dw, h, 0.0f, c2, c3, 0, c_out, s_out, part);
 }

@@ -39,11 +39,21 @@ const ALPHAS: [f32; SCALES] = [0.0, 0.0, 0.0, 0.0, 0.1333];
 const BETAS: [f32; SCALES] = [0.0448, 0.2856, 0.3001, 0.2363, 0.1333];
 const GAMMAS: [f32; SCALES] = [0.0448, 0.2856, 0.3001, 0.2363, 0.1333];
 
+/// Whether level `i`'s luminance mean enters the score (its exponent is not 0: the last level
+/// only). Where it does not, `l^0 = 1` whatever `l` is (NaN included), so the GPU does not
+/// compute it.
+pub(crate) fn uses_luminance(i: usize) -> bool {
+    ALPHAS[i] != 0.0
+}
+
 /// MS-SSIM of one frame, with the per-scale mean l, c, s terms (libvmaf's
 /// `float_ms_ssim_{l,c,s}_scale{0..4}` with `enable_lcs`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MsSsimScore {
     pub ms_ssim: f64,
+    /// The luminance means, NaN at the levels whose luminance does not enter the score (all
+    /// but the last, see `uses_luminance`; libvmaf reports them only with `enable_lcs`, which
+    /// this crate does not offer): the GPU does not compute them.
     pub l: [f64; SCALES],
     pub c: [f64; SCALES],
     pub s: [f64; SCALES],
@@ -121,10 +131,15 @@ pub(crate) fn combine(levels: &[IqaSsim]) -> Result<MsSsimScore> {
     let mut msssim = 1.0f64;
     for (i, m) in levels.iter().enumerate().take(SCALES) {
         let (l, c, s) = (f64::from(m.l), f64::from(m.c), f64::from(m.s));
-        msssim *= l.powf(f64::from(ALPHAS[i]))
-            * c.powf(f64::from(BETAS[i]))
-            * s.powf(f64::from(GAMMAS[i]));
-        out.l[i] = l;
+        // pow(l, 0) is 1 for every l (NaN included, C99 F.9.4.4): written out, so that the
+        // levels without l (NaN from the GPU) do not rest on powf's handling of NaN.
+        let lp = if uses_luminance(i) {
+            l.powf(f64::from(ALPHAS[i]))
+        } else {
+            1.0
+        };
+        msssim *= lp * c.powf(f64::from(BETAS[i])) * s.powf(f64::from(GAMMAS[i]));
+        out.l[i] = if uses_luminance(i) { l } else { f64::NAN };
         out.c[i] = c;
         out.s[i] = s;
         if msssim == f64::INFINITY {

@@ -41,6 +41,7 @@ static std::barrier<> *g_sync;
 static inline void __syncthreads() { g_sync->arrive_and_wait(); }
 static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
 static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
 static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) {
     return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
 }
@@ -150,6 +151,7 @@ int main() {
         else if (name == "ssim_decimate_lpf") { fn = [=] { ssim_decimate_lpf((const float *)P(0), I(1), I(2), I(3), I(4), (float *)P(5)); }; }
         else if (name == "ssim_hconv") { fn = [=] { ssim_hconv((const float *)P(0), (const float *)P(1), I(2), I(3), (float *)P(4)); }; }
         else if (name == "ssim_terms") { fn = [=] { ssim_terms((const float *)P(0), I(1), I(2), F(3), F(4), F(5), (double *)P(6), (double *)P(7), (float *)P(8), (double *)P(9)); }; }
+        else if (name == "ssim_terms_cs") { fn = [=] { ssim_terms_cs((const float *)P(0), I(1), I(2), F(3), F(4), (double *)P(5), (float *)P(6), (double *)P(7)); }; }
         else if (name == "psnr_hvs_blocks") { fn = [=] { psnr_hvs_blocks((const vg_u16 *)P(0), (const vg_u16 *)P(1), I(2), I(3), (const float *)P(4), (const float *)P(5), (float *)P(6)); }; }
         else if (name == "widen_u8") { fn = [=] { widen_u8((const vg_u8 *)P(0), I(1), (vg_u16 *)P(2)); }; }
         else if (name == "split_uv_u8") { fn = [=] { split_uv_u8((const vg_u8 *)P(0), I(1), (vg_u16 *)P(2), (vg_u16 *)P(3)); }; }
@@ -159,8 +161,8 @@ int main() {
         else if (name == "hvs_chunk_bands") { fn = [=] { hvs_chunk_bands((const float *)P(0), I(1), (double *)P(2)); }; }
         else if (name == "hvs_seq") { fn = [=] { hvs_seq((const float *)P(0), (const double *)P(1), I(2), (const float *)P(3), (const double *)P(4), I(5), (const float *)P(6), (const double *)P(7), I(8), (float *)P(9)); }; }
         else if (name == "ciede_pixels") { fn = [=] { ciede_pixels((const vg_u16 *)P(0), (const vg_u16 *)P(1), (const vg_u16 *)P(2), (const vg_u16 *)P(3), (const vg_u16 *)P(4), (const vg_u16 *)P(5), I(6), I(7), I(8), I(9), I(10), I(11), I(12), (double *)P(13)); }; }
-        else if (name == "ciede_lab_table") { fn = [=] { ciede_lab_table((float *)P(0)); }; }
-        else if (name == "ciede_pixels_table") { fn = [=] { ciede_pixels_table((const vg_u16 *)P(0), (const vg_u16 *)P(1), (const vg_u16 *)P(2), (const vg_u16 *)P(3), (const vg_u16 *)P(4), (const vg_u16 *)P(5), I(6), I(7), I(8), I(9), I(10), I(11), I(12), (const float *)P(13), (double *)P(14)); }; }
+        else if (name == "ciede_lab_table") { fn = [=] { ciede_lab_table((CiedeEntry *)P(0)); }; }
+        else if (name == "ciede_pixels_table") { fn = [=] { ciede_pixels_table((const vg_u16 *)P(0), (const vg_u16 *)P(1), (const vg_u16 *)P(2), (const vg_u16 *)P(3), (const vg_u16 *)P(4), (const vg_u16 *)P(5), I(6), I(7), I(8), I(9), I(10), I(11), I(12), (const CiedeEntry *)P(13), (double *)P(14)); }; }
         else fail(("unknown kernel " + name).c_str());
         pool.run(gx, gy, fn);
     }

@@ -33,8 +33,8 @@
 //!   (1e-6 dB, the worst case of 1-ulp pixel errors, plus the sum order's bound) and prints the
 //!   largest difference measured. For 8-bit frames the two colour conversions a pixel (YCbCr
 //!   to L*a*b*, about half of a pixel's work) are read from a table of all 2^24 sample triples
-//!   that the same device code fills once per geometry ([`CiedeTable`], 201 MB of device
-//!   memory): the same values, bit for bit.
+//!   that the same device code fills once per geometry ([`CiedeTable`], 268 MB of device
+//!   memory, with each colour's chroma C*ab): the same values, bit for bit.
 //!
 //! A frame is described by a [`Plan`]: regions of one device arena (tables, scratch, results),
 //! regions to zero, the launch list and the region to read back. The GPU executes it
@@ -110,6 +110,7 @@ pub enum Kernel {
     SsimDecimateLpf,
     SsimHconv,
     SsimTerms,
+    SsimTermsCs,
     PsnrHvsBlocks,
     HvsChunkSums,
     HvsPrefix,
@@ -132,12 +133,13 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 16] = [
+    pub const ALL: [Kernel; 17] = [
         Kernel::PsnrSse,
         Kernel::SsimLoad,
         Kernel::SsimDecimateLpf,
         Kernel::SsimHconv,
         Kernel::SsimTerms,
+        Kernel::SsimTermsCs,
         Kernel::PsnrHvsBlocks,
         Kernel::HvsChunkSums,
         Kernel::HvsPrefix,
@@ -159,6 +161,7 @@ impl Kernel {
             Kernel::SsimDecimateLpf => "ssim_decimate_lpf",
             Kernel::SsimHconv => "ssim_hconv",
             Kernel::SsimTerms => "ssim_terms",
+            Kernel::SsimTermsCs => "ssim_terms_cs",
             Kernel::PsnrHvsBlocks => "psnr_hvs_blocks",
             Kernel::HvsChunkSums => "hvs_chunk_sums",
             Kernel::HvsPrefix => "hvs_prefix",
@@ -182,6 +185,7 @@ impl Kernel {
             Kernel::SsimDecimateLpf => &[Ptr, I32, I32, I32, I32, Ptr],
             Kernel::SsimHconv => &[Ptr, Ptr, I32, I32, Ptr],
             Kernel::SsimTerms => &[Ptr, I32, I32, F32, F32, F32, Ptr, Ptr, Ptr, Ptr],
+            Kernel::SsimTermsCs => &[Ptr, I32, I32, F32, F32, Ptr, Ptr, Ptr],
             Kernel::PsnrHvsBlocks => &[Ptr, Ptr, I32, I32, Ptr, Ptr, Ptr],
             Kernel::SplitUvU8 | Kernel::SplitUvU16 => &[Ptr, I32, Ptr, Ptr],
             Kernel::HvsChunkSums | Kernel::HvsPrefix | Kernel::HvsChunkBands | Kernel::WidenU8 => {
@@ -434,8 +438,9 @@ fn ssim_tiles((dw, dh): (usize, usize)) -> usize {
     dw.div_ceil(SSIM_TW) * dh.div_ceil(BLOCK as usize / SSIM_TW * SSIM_TY)
 }
 
-/// `ssim_terms`: `hc` holds 5 planes of `dw` x `h` floats (h >= 11); `l`, `c` receive
-/// `dw * (h - 10)` doubles, `s` as many floats, `part` [`SSIM_PARTS`] doubles per block.
+/// `ssim_terms`, or `ssim_terms_cs` where the terms have no `l` region: `hc` holds 5 planes of
+/// `dw` x `h` floats (h >= 11); `l` (if any), `c` receive `dw * (h - 10)` doubles, `s` as many
+/// floats, `part` [`Terms::parts`] doubles per block.
 fn launch_ssim_terms(
     metric: &'static str,
     hc: Region,
@@ -445,28 +450,38 @@ fn launch_ssim_terms(
     assert!(h >= 11 && dw >= 1);
     let n = dw * (h - 10);
     need(hc, 4 * 5 * dw * h, "ssim_terms hc");
-    need(terms.l, 8 * n, "ssim_terms l");
+    if let Some(l) = terms.l {
+        need(l, 8 * n, "ssim_terms l");
+    }
     need(terms.c, 8 * n, "ssim_terms c");
     need(terms.s, 4 * n, "ssim_terms s");
     assert_eq!(terms.n, n);
     assert_eq!(terms.blocks, ssim_tiles((dw, h - 10)));
-    need(terms.part, 8 * SSIM_PARTS * terms.blocks, "ssim_terms part");
+    need(
+        terms.part,
+        8 * terms.parts() * terms.blocks,
+        "ssim_terms part",
+    );
     let (c1, c2, c3) = ssim::ssim_constants();
+    let mut args = vec![KArg::Ptr(hc), KArg::I32(i32_of(dw)), KArg::I32(i32_of(h))];
+    if terms.l.is_some() {
+        args.push(KArg::F32(c1));
+    }
+    args.extend([KArg::F32(c2), KArg::F32(c3)]);
+    args.extend(terms.l.map(KArg::Ptr));
+    args.extend([
+        KArg::Ptr(terms.c),
+        KArg::Ptr(terms.s),
+        KArg::Ptr(terms.part),
+    ]);
     Launch {
-        kernel: Kernel::SsimTerms,
+        kernel: if terms.l.is_some() {
+            Kernel::SsimTerms
+        } else {
+            Kernel::SsimTermsCs
+        },
         grid: (i32_of(terms.blocks) as u32, 1),
-        args: vec![
-            KArg::Ptr(hc),
-            KArg::I32(i32_of(dw)),
-            KArg::I32(i32_of(h)),
-            KArg::F32(c1),
-            KArg::F32(c2),
-            KArg::F32(c3),
-            KArg::Ptr(terms.l),
-            KArg::Ptr(terms.c),
-            KArg::Ptr(terms.s),
-            KArg::Ptr(terms.part),
-        ],
+        args,
         metric,
     }
 }
@@ -609,11 +624,11 @@ fn launch_ciede_pixels(
 
 /// `CIEDE_TABLE_LEN` in kernels/ciede.cu: one entry per 8-bit (Y, Cb, Cr) triple.
 const CIEDE_TABLE_LEN: usize = 1 << 24;
-/// The table's size: three floats (L, a, b) an entry.
-pub const CIEDE_TABLE_BYTES: usize = 12 * CIEDE_TABLE_LEN;
+/// The table's size: four floats (L, a, b and the chroma C*ab) an entry, 16-byte aligned.
+pub const CIEDE_TABLE_BYTES: usize = 16 * CIEDE_TABLE_LEN;
 
 /// `ciede_lab_table`: fills `table` (every entry: the kernel's grid covers exactly
-/// `CIEDE_TABLE_LEN` threads, each writes its own entry's three floats).
+/// `CIEDE_TABLE_LEN` threads, each writes its own entry's four floats).
 fn launch_ciede_lab_table(table: Region) -> Launch {
     need(table, CIEDE_TABLE_BYTES, "ciede table");
     Launch {
@@ -663,10 +678,11 @@ impl CiedeTable {
 }
 
 /// Where the per-pixel SSIM terms of one image pair go (`n` pixels), and the per-block sums
-/// that bound their sequential sums (`blocks` blocks of [`SSIM_PARTS`] doubles).
+/// that bound their sequential sums (`blocks` blocks of [`Terms::parts`] doubles). Without
+/// `l` the luminance term is not computed (MS-SSIM's levels whose exponent for it is 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Terms {
-    l: Region,
+    l: Option<Region>,
     c: Region,
     s: Region,
     part: Region,
@@ -677,6 +693,19 @@ struct Terms {
 /// `SSIM_PARTS` in kernels/ssim.cu: per block, for each of l*c*s, l, c, s, the sum, the sum of
 /// magnitudes and the weighted sum of magnitudes ([`ssim::SumBound`]).
 const SSIM_PARTS: usize = 12;
+/// `SSIM_PARTS_CS` in kernels/ssim.cu: `ssim_terms_cs`' sums, those of c and s.
+const SSIM_PARTS_CS: usize = 6;
+
+impl Terms {
+    /// Doubles a block in `part`.
+    fn parts(&self) -> usize {
+        if self.l.is_some() {
+            SSIM_PARTS
+        } else {
+            SSIM_PARTS_CS
+        }
+    }
+}
 
 /// Additions a term passes through in `ssim_terms`' block sums: its thread's sum of its
 /// [`SSIM_TY`] pixels, then the block's tree sum (log2 of [`BLOCK`]).
@@ -1041,7 +1070,22 @@ impl Plan {
         let ssim_dims = ssim_geom.map(|(_, sw, sh)| (sw - 10, sh - 10));
         let ssim_part = ssim_dims.map(|d| a.take(8 * SSIM_PARTS * ssim_tiles(d)));
         let ms_dims = levels.map(|(lw, lh)| (lw.max(10) - 10, lh.max(10) - 10));
-        let ms_part = ms_ok.then(|| ms_dims.map(|d| a.take(8 * SSIM_PARTS * ssim_tiles(d))));
+        // MS-SSIM's levels without the luminance term have fewer sums (ssim_terms_cs).
+        let ms_parts = |i: usize| {
+            if ms_ssim::uses_luminance(i) {
+                SSIM_PARTS
+            } else {
+                SSIM_PARTS_CS
+            }
+        };
+        let ms_part = ms_ok.then(|| {
+            let mut i = 0;
+            ms_dims.map(|d| {
+                let r = a.take(8 * ms_parts(i) * ssim_tiles(d));
+                i += 1;
+                r
+            })
+        });
         let ciede_part = ciede_factors.map(|f| {
             let b = blocks(w * h, BLOCK as usize) as usize;
             (a.take(8 * b), b, f)
@@ -1089,10 +1133,10 @@ impl Plan {
                 }
             }
         }
-        let terms = |a: &mut Arena, (dw, dh): (usize, usize), part: Region| {
+        let terms = |a: &mut Arena, (dw, dh): (usize, usize), part: Region, with_l: bool| {
             let n = dw * dh;
             Terms {
-                l: a.take(8 * n),
+                l: with_l.then(|| a.take(8 * n)),
                 c: a.take(8 * n),
                 s: a.take(4 * n),
                 part,
@@ -1100,11 +1144,13 @@ impl Plan {
                 blocks: ssim_tiles((dw, dh)),
             }
         };
-        let ssim_terms = ssim_dims.zip(ssim_part).map(|(d, p)| terms(&mut a, d, p));
+        let ssim_terms = ssim_dims
+            .zip(ssim_part)
+            .map(|(d, p)| terms(&mut a, d, p, true));
         let ms_terms = ms_part.map(|parts| {
             let mut i = 0;
             parts.map(|p| {
-                let t = terms(&mut a, ms_dims[i], p);
+                let t = terms(&mut a, ms_dims[i], p, ms_ssim::uses_luminance(i));
                 i += 1;
                 t
             })
@@ -1601,41 +1647,56 @@ impl Plan {
         fetch: &Fetch<'_>,
     ) -> Result<ssim::IqaSsim> {
         let part = self.bytes(rb, t.part);
+        // The bounds of l*c*s, l, c, s; without l (ssim_terms_cs) those of c and s only, and
+        // the l and l*c*s means are NaN (MS-SSIM's levels that use only c and s).
+        let with_l = t.l.is_some();
+        let first = if with_l { 0 } else { 2 };
+        let np = t.parts();
         let mut b = [ssim::SumBound::default(); 4];
-        for blk in part[..8 * SSIM_PARTS * t.blocks].chunks_exact(8 * SSIM_PARTS) {
+        for blk in part[..8 * np * t.blocks].chunks_exact(8 * np) {
             let v =
                 |k: usize| f64::from_le_bytes(blk[8 * k..8 * k + 8].try_into().expect("8 bytes"));
-            for (q, bq) in b.iter_mut().enumerate() {
-                bq.add(v(3 * q), v(3 * q + 1), v(3 * q + 2));
+            for (q, bq) in b.iter_mut().enumerate().skip(first) {
+                let k = 3 * (q - first);
+                bq.add(v(k), v(k + 1), v(k + 2));
             }
         }
         let steps = TREE_STEPS + t.blocks;
         let m = b.map(|bq| bq.mean_if_determined(t.n, steps));
+        let (m0, m1) = if with_l {
+            (m[0], m[1])
+        } else {
+            (Some(f32::NAN), Some(f32::NAN))
+        };
         if !self.host_sums
-            && let (Some(l), Some(c), Some(s)) = (m[1], m[2], m[3])
-            && (m[0].is_some() || !with_ssim)
+            && let (Some(l), Some(c), Some(s)) = (m1, m[2], m[3])
+            && (m0.is_some() || !with_ssim)
         {
             return Ok(ssim::IqaSsim {
-                ssim: m[0].unwrap_or(f32::NAN),
+                ssim: m0.unwrap_or(f32::NAN),
                 l,
                 c,
                 s,
             });
         }
         HOST_SUMMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let (l, c, s) = (fetch(t.l)?, fetch(t.c)?, fetch(t.s)?);
-        if l.len() < 8 * t.n || c.len() < 8 * t.n || s.len() < 4 * t.n {
+        let (c, s) = (fetch(t.c)?, fetch(t.s)?);
+        let l = t.l.map(fetch).transpose()?;
+        if c.len() < 8 * t.n || s.len() < 4 * t.n || l.as_ref().is_some_and(|l| l.len() < 8 * t.n) {
             return Err(Error::Backend("CUDA companions: short SSIM terms".into()));
         }
         let mut sums = ssim::SsimSums::default();
-        for ((l, c), s) in l
+        for (i, (c, s)) in c
             .chunks_exact(8)
-            .zip(c.chunks_exact(8))
             .zip(s.chunks_exact(4))
             .take(t.n)
+            .enumerate()
         {
+            let l = l.as_ref().map_or(f64::NAN, |l| {
+                f64::from_le_bytes(l[8 * i..8 * i + 8].try_into().expect("8 bytes"))
+            });
             sums.add(
-                f64::from_le_bytes(l.try_into().expect("8 bytes")),
+                l,
                 f64::from_le_bytes(c.try_into().expect("8 bytes")),
                 f32::from_le_bytes(s.try_into().expect("4 bytes")),
             );
@@ -2816,6 +2877,7 @@ mod tests {
             ("VG_BLOCK", BLOCK as usize),
             ("PSNR_ITEMS", PSNR_ITEMS),
             ("SSIM_PARTS", SSIM_PARTS),
+            ("SSIM_PARTS_CS", SSIM_PARTS_CS),
             ("SSIM_TW", SSIM_TW),
             ("SSIM_TY", SSIM_TY),
         ] {
