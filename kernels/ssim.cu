@@ -17,8 +17,11 @@
 //       the sw x sh decimation (_iqa_decimate) by `scale` with the box filter of side `scale`,
 //       every tap `tap`. src is w x h, compact.
 //   ssim_decimate_lpf(const float *src, int w, int h, int sw, int sh, float *dst)
-//       grid ceil(sw * sh / VG_BLOCK): the MS-SSIM pyramid step, _iqa_decimate by 2 with the
-//       9x9 low-pass g_lpf; sw = w/2 + (w&1), sh = h/2 + (h&1).
+//       grid ceil(sw / SSIM_DW) * ceil(sh / SSIM_DH): the MS-SSIM pyramid step, _iqa_decimate
+//       by 2 with the 9x9 low-pass g_lpf; sw = w/2 + (w&1), sh = h/2 + (h&1), w, h >= 5.
+//       Block b computes the tile of SSIM_DW x SSIM_DH outputs at column
+//       (b % tiles_x) * SSIM_DW, row (b / tiles_x) * SSIM_DH (tiles_x = ceil(sw / SSIM_DW)),
+//       from its input window staged in shared memory.
 //   ssim_hconv(const float *r, const float *d, int w, int h, float *out)
 //       grid ceil(dw * h / VG_BLOCK), dw = w - 10: the horizontal pass of the 11-tap Gaussian
 //       ("valid" output) of r, d, r*r, d*d, r*d: out holds 5 planes of dw x h, in that order.
@@ -27,8 +30,8 @@
 //       grid ceil(dw / SSIM_TW) * ceil(dh / SSIM_TH), dh = h - 10: the vertical pass of the 5
 //       planes of ssim_hconv and the per-pixel terms, written to l, c, s (dw x dh each). Block
 //       b covers the tile of SSIM_TW x SSIM_TH pixels at column (b % tiles_x) * SSIM_TW, row
-//       (b / tiles_x) * SSIM_TH (tiles_x = ceil(dw / SSIM_TW)), so that a block's reads share
-//       rows in the cache; thread t computes the pixels of column t % SSIM_TW at rows
+//       (b / tiles_x) * SSIM_TH (tiles_x = ceil(dw / SSIM_TW)), from its window of the 5
+//       planes staged in shared memory; thread t computes the pixels of column t % SSIM_TW at rows
 //       t / SSIM_TW + k * SSIM_TR (k < SSIM_TY), one after the other. part receives SSIM_PARTS
 //       doubles per block: for each of l*c*s, l, c, s (in that order) the block's sum of the
 //       terms, of their magnitudes, and of the magnitudes times (n - i) (i the pixel's
@@ -52,6 +55,8 @@
 #define SSIM_TY 4
 #define SSIM_TR (VG_BLOCK / SSIM_TW)
 #define SSIM_TH (SSIM_TR * SSIM_TY)
+// The input rows of a tile of ssim_terms (its vertical window).
+#define SSIM_HR (SSIM_TH + SSIM_GLEN - 1)
 
 // iqa/ssim_tools.h: g_gaussian_window_h (= g_gaussian_window_v).
 __constant__ float SSIM_GAUSS[SSIM_GLEN] = {0.001028f, 0.007599f, 0.036001f, 0.109361f,
@@ -110,26 +115,52 @@ ssim_load(const vg_u16 *__restrict__ src, int w, int h, int bpc, int scale, floa
     dst[i] = (float)sum;
 }
 
+// ssim_decimate_lpf's tile: SSIM_DW x SSIM_DH outputs a block (one a thread), which read
+// SSIM_DIH rows of SSIM_DIW input columns, kept in shared memory split by column parity (so that
+// the threads of a warp, two columns apart, read consecutive words).
+#define SSIM_DW 32
+#define SSIM_DH (VG_BLOCK / SSIM_DW)
+#define SSIM_DIW (2 * SSIM_DW + SSIM_LPF_LEN - 2)
+#define SSIM_DIH (2 * SSIM_DH + SSIM_LPF_LEN - 2)
+#define SSIM_DHALF ((SSIM_DIW + 1) / 2)
+#define SSIM_DLOAD (VG_BLOCK / SSIM_DIW)
+
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 ssim_decimate_lpf(const float *__restrict__ src, int w, int h, int sw, int sh,
                   float *__restrict__ dst) {
-    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
-    if (i >= (vg_i64)sw * sh) return;
-    const int x = (int)(i % sw), y = (int)(i / sw);
+    // tile[p][r][k]: input row y0 * 2 - c + r, column x0 * 2 - c + 2 k + p (mirrored once).
+    __shared__ float tile[2][SSIM_DIH][SSIM_DHALF];
     const int c = SSIM_LPF_LEN / 2;
-    // The window's columns, mirrored once; rows outer, columns inner, as _iqa_filter_pixel.
-    int cols[SSIM_LPF_LEN];
-#pragma unroll
-    for (int u = 0; u < SSIM_LPF_LEN; ++u) cols[u] = ssim_mirror(2 * x + u - c, w);
+    const int tiles_x = (sw + SSIM_DW - 1) / SSIM_DW;
+    const int x0 = (int)(blockIdx.x % tiles_x) * SSIM_DW, y0 = (int)(blockIdx.x / tiles_x) * SSIM_DH;
+    // Thread t < SSIM_DLOAD * SSIM_DIW loads column t % SSIM_DIW of rows t / SSIM_DIW,
+    // + SSIM_DLOAD, ... Positions are mirrored as _iqa_filter_pixel reads them; the clamp only
+    // moves positions that no output of the frame reads (past a partial tile), so that they
+    // stay inside the plane.
+    if (vg_tid() < SSIM_DLOAD * SSIM_DIW) {
+        const int q = vg_tid() % SSIM_DIW;
+        int xx = ssim_mirror(2 * x0 - c + q, w);
+        xx = xx < 0 ? 0 : (xx > w - 1 ? w - 1 : xx);
+        for (int r = vg_tid() / SSIM_DIW; r < SSIM_DIH; r += SSIM_DLOAD) {
+            int yy = ssim_mirror(2 * y0 - c + r, h);
+            yy = yy < 0 ? 0 : (yy > h - 1 ? h - 1 : yy);
+            tile[q & 1][r][q >> 1] = src[(vg_i64)yy * w + xx];
+        }
+    }
+    __syncthreads();
+    const int tx = vg_tid() % SSIM_DW, ty = vg_tid() / SSIM_DW;
+    const int x = x0 + tx, y = y0 + ty;
+    if (x >= sw || y >= sh) return;
+    // Rows outer, columns inner, as _iqa_filter_pixel: window column u is tile column
+    // 2 tx + u, window row v tile row 2 ty + v.
     double sum = 0.0;
 #pragma unroll
     for (int v = 0; v < SSIM_LPF_LEN; ++v) {
-        const float *row = src + (vg_i64)ssim_mirror(2 * y + v - c, h) * w;
 #pragma unroll
         for (int u = 0; u < SSIM_LPF_LEN; ++u)
-            sum += (double)(row[cols[u]] * SSIM_LPF[v * SSIM_LPF_LEN + u]);
+            sum += (double)(tile[u & 1][2 * ty + v][tx + (u >> 1)] * SSIM_LPF[v * SSIM_LPF_LEN + u]);
     }
-    dst[i] = (float)sum;
+    dst[(vg_i64)y * sw + x] = (float)sum;
 }
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
@@ -168,13 +199,34 @@ VG_INLINE void ssim_terms_body(const float *__restrict__ hc, int dw, int h, floa
     constexpr int NT = L ? 4 : 2;
     constexpr int NP = L ? SSIM_PARTS : SSIM_PARTS_CS;
     static_assert(NP == 3 * NT, "three sums a term");
-    __shared__ double red[NP * VG_BLOCK];
+    // The tile's input, the 5 planes' rows ty0 .. ty0 + SSIM_HR - 1 of columns tx0 .. tx0 +
+    // SSIM_TW - 1 (tile[(q * SSIM_HR + r) * SSIM_TW + t]); afterwards the block sums' scratch.
+    constexpr int TILE = 5 * SSIM_HR * SSIM_TW;
+    constexpr int WORDS = TILE > 2 * NP * VG_BLOCK ? TILE : 2 * NP * VG_BLOCK;
+    __shared__ double smem[WORDS / 2];
+    float *tile = (float *)smem;
+    double *red = smem;
     const int dh = h - SSIM_GLEN + 1;
     const vg_i64 plane = (vg_i64)dw * h;
     const vg_i64 n = (vg_i64)dw * dh;
     const int tiles_x = (dw + SSIM_TW - 1) / SSIM_TW;
-    const int x = (int)(blockIdx.x % tiles_x) * SSIM_TW + vg_tid() % SSIM_TW;
-    const int y0 = (int)(blockIdx.x / tiles_x) * SSIM_TH + vg_tid() / SSIM_TW;
+    const int tx0 = (int)(blockIdx.x % tiles_x) * SSIM_TW;
+    const int ty0 = (int)(blockIdx.x / tiles_x) * SSIM_TH;
+    // Stage the tile (rows and columns past the plane, read by no output, as 0).
+    {
+        // Thread t loads column t % SSIM_TW of rows t / SSIM_TW, + SSIM_TR, ... of each plane.
+        const int t = vg_tid() % SSIM_TW, xx = tx0 + t;
+        for (int q = 0; q < 5; ++q) {
+            for (int r = vg_tid() / SSIM_TW; r < SSIM_HR; r += SSIM_TR) {
+                const int yy = ty0 + r;
+                tile[(q * SSIM_HR + r) * SSIM_TW + t] =
+                    (xx < dw && yy < h) ? hc[q * plane + (vg_i64)yy * dw + xx] : 0.0f;
+            }
+        }
+    }
+    __syncthreads();
+    const int x = tx0 + vg_tid() % SSIM_TW;
+    const int y0 = ty0 + vg_tid() / SSIM_TW;
     // Per thread, its pixels' terms: the term, its magnitude and the magnitude times (n - i),
     // added in pixel order.
     double v[NP];
@@ -186,11 +238,12 @@ VG_INLINE void ssim_terms_body(const float *__restrict__ hc, int dw, int h, floa
         if (x >= dw || y >= dh) continue;
         const vg_i64 i = (vg_i64)y * dw + x;
         double a[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+        const float *col = tile + (y - ty0) * SSIM_TW + (x - tx0);
+#pragma unroll
         for (int u = 0; u < SSIM_GLEN; ++u) {
             const float g = SSIM_GAUSS[u];
-            const vg_i64 o = (vg_i64)(y + u) * dw + x;
 #pragma unroll
-            for (int q = 0; q < 5; ++q) a[q] += (double)(hc[q * plane + o] * g);
+            for (int q = 0; q < 5; ++q) a[q] += (double)(col[(q * SSIM_HR + u) * SSIM_TW] * g);
         }
         const float mr = (float)a[0], md = (float)a[1];
         float sr = (float)a[2] - mr * mr;
@@ -224,6 +277,7 @@ VG_INLINE void ssim_terms_body(const float *__restrict__ hc, int dw, int h, floa
             v[3 * q + 2] += m * weight;
         }
     }
+    __syncthreads();  // the tile is read: its memory becomes the block sums' scratch
     vg_block_sums<double, NP>(v, red);
     if (vg_tid() < NP) part[(vg_i64)blockIdx.x * NP + vg_tid()] = red[vg_tid() * VG_BLOCK];
 }

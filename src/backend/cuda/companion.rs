@@ -379,16 +379,22 @@ fn launch_ssim_load(
     }
 }
 
+/// `SSIM_DW` in kernels/ssim.cu: `ssim_decimate_lpf`'s tiles are `SSIM_DW` x
+/// `BLOCK / SSIM_DW` outputs.
+const SSIM_DW: usize = 32;
+
 /// `ssim_decimate_lpf`: `src` is `w` x `h` floats, `dst` receives the `sw` x `sh` level below
 /// (`w / 2 + (w & 1)`...). Reads are mirrored into the image (4 < w, h: levels are >= 11).
+
 fn launch_ssim_decimate_lpf(src: Region, (w, h): (usize, usize), dst: Region) -> Launch {
     let (sw, sh) = (w / 2 + (w & 1), h / 2 + (h & 1));
     need(src, 4 * w * h, "ssim_decimate_lpf src");
     need(dst, 4 * sw * sh, "ssim_decimate_lpf dst");
     assert!(w > 4 && h > 4);
+    let tiles = sw.div_ceil(SSIM_DW) * sh.div_ceil(BLOCK as usize / SSIM_DW);
     Launch {
         kernel: Kernel::SsimDecimateLpf,
-        grid: (blocks(sw * sh, BLOCK as usize), 1),
+        grid: (i32_of(tiles) as u32, 1),
         args: vec![
             KArg::Ptr(src),
             KArg::I32(i32_of(w)),
@@ -2878,6 +2884,7 @@ mod tests {
             ("PSNR_ITEMS", PSNR_ITEMS),
             ("SSIM_PARTS", SSIM_PARTS),
             ("SSIM_PARTS_CS", SSIM_PARTS_CS),
+            ("SSIM_DW", SSIM_DW),
             ("SSIM_TW", SSIM_TW),
             ("SSIM_TY", SSIM_TY),
         ] {
