@@ -385,7 +385,6 @@ const SSIM_DW: usize = 32;
 
 /// `ssim_decimate_lpf`: `src` is `w` x `h` floats, `dst` receives the `sw` x `sh` level below
 /// (`w / 2 + (w & 1)`...). Reads are mirrored into the image (4 < w, h: levels are >= 11).
-
 fn launch_ssim_decimate_lpf(src: Region, (w, h): (usize, usize), dst: Region) -> Launch {
     let (sw, sh) = (w / 2 + (w & 1), h / 2 + (h & 1));
     need(src, 4 * w * h, "ssim_decimate_lpf src");
