@@ -108,12 +108,15 @@ VG_INLINE float hvs_mask_sum(const vg_i32 *c, const float *mask) {
 }
 
 // Threads per 8x8 block: thread c of a group loads column c, transforms column c (then column
-// c of the transposed result) and writes column c's terms; the float chains run on threads 0-5.
+// c of the transposed result) and writes column c's terms; the float chains run on threads 0-5
+// at once (the variance chains read the samples, kept apart from the transform).
 #define HVS_GROUP 8
 #define HVS_GROUPS (VG_BLOCK / HVS_GROUP)
 // A group's 64 coefficients in shared memory, padded so that the groups of a warp reading a
 // column fall in distinct banks.
 #define HVS_PAD 72
+// Floats of a group's statistics in shared memory (psnr_hvs_blocks).
+#define HVS_STATS 8
 
 // One column pass of od_bin_fdct8x8 over a group's block b, in place: thread c transforms
 // column c into row c. Every thread of the block must call it.
@@ -125,54 +128,66 @@ VG_INLINE void hvs_fdct_pass(vg_i32 *b, int c) {
     __syncthreads();
 }
 
-extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+extern "C" __global__ void __launch_bounds__(VG_BLOCK, 4)
 psnr_hvs_blocks(const vg_u16 *__restrict__ r, const vg_u16 *__restrict__ d, int w, int h,
                 const float *__restrict__ csf, const float *__restrict__ mask,
                 float *__restrict__ terms) {
+    // A group's samples (qs, qd) and their transforms (ps, pd).
+    __shared__ vg_i32 cqs[HVS_GROUPS * HVS_PAD], cqd[HVS_GROUPS * HVS_PAD];
     __shared__ vg_i32 cs[HVS_GROUPS * HVS_PAD], cd[HVS_GROUPS * HVS_PAD];
-    __shared__ float st[HVS_GROUPS * 8];
+    __shared__ float st[HVS_GROUPS * HVS_STATS];
     const int bx = (w - 7 + 6) / 7, by = (h - 7 + 6) / 7;
     const int g = vg_tid() / HVS_GROUP, c = vg_tid() % HVS_GROUP;
     const vg_i64 k = (vg_i64)blockIdx.x * HVS_GROUPS + g;
     const bool valid = k < (vg_i64)bx * by;
+    vg_i32 *qs = cqs + g * HVS_PAD, *qd = cqd + g * HVS_PAD;
     vg_i32 *ps = cs + g * HVS_PAD, *pd = cd + g * HVS_PAD;
-    float *stat = st + g * 8;
+    float *stat = st + g * HVS_STATS;
     if (valid) {
         // Thread c loads column c of the block's rows, so that a warp's load reads its four
         // blocks' row j side by side (consecutive addresses) rather than 32 rows.
         const int x0 = (int)(k % bx) * 7, y0 = (int)(k / bx) * 7;
         const vg_i64 o = (vg_i64)y0 * w + x0 + c;
         for (int j = 0; j < 8; ++j) {
-            ps[j * 8 + c] = (vg_i32)r[o + (vg_i64)j * w];
-            pd[j * 8 + c] = (vg_i32)d[o + (vg_i64)j * w];
+            qs[j * 8 + c] = (vg_i32)r[o + (vg_i64)j * w];
+            qd[j * 8 + c] = (vg_i32)d[o + (vg_i64)j * w];
         }
     } else {
         // Past the last block: zeros, which the transform passes (reached by every thread)
         // read harmlessly.
-        for (int j = 0; j < 8; ++j) ps[c * 8 + j] = pd[c * 8 + j] = 0;
+        for (int j = 0; j < 8; ++j) qs[j * 8 + c] = qd[j * 8 + c] = 0;
     }
     __syncthreads();
-    // The variance ratios of both blocks (hvs_variance_ratio): threads 0-3 run the chains,
-    // stat[0..4] = block variance and summed sub-block variances of r, then of d.
+    // od_bin_fdct8x8 of both blocks: the samples' columns into the transposed blocks ps, pd,
+    // then their columns in place.
+    {
+        vg_i32 y[8];
+        hvs_fdct8(y, qs + c, 8);
+        for (int j = 0; j < 8; ++j) ps[c * 8 + j] = y[j];
+        hvs_fdct8(y, qd + c, 8);
+        for (int j = 0; j < 8; ++j) pd[c * 8 + j] = y[j];
+    }
+    __syncthreads();
+    hvs_fdct_pass(ps, c);
+    hvs_fdct_pass(pd, c);
+    // The float chains, side by side: threads 0-3 the variance ratios' (hvs_variance_ratio:
+    // stat[0..4] = block variance and summed sub-block variances of r, then of d, from the
+    // samples), threads 4-5 the masking sums of r and d (stat[4], stat[5], from the
+    // coefficients).
     if (valid && c < 4) {
-        const vg_i32 *b = c < 2 ? ps : pd;
+        const vg_i32 *b = c < 2 ? qs : qd;
         stat[c] = (c & 1) == 0 ? hvs_block_var(b) : hvs_sub_vars(b);
+    } else if (valid && c < 6) {
+        stat[c] = hvs_mask_sum(c == 4 ? ps : pd, mask);
     }
     __syncthreads();
     if (valid && c < 2) {
-        // The ratio of the summed sub-block variances to the block's variance (0 stays 0).
+        // The ratio of the summed sub-block variances to the block's variance (0 stays 0),
+        // then the block's mask (stat[6], stat[7]).
         float gvar = stat[2 * c];
         if (gvar > 0.0f) gvar = stat[2 * c + 1] / gvar;
-        stat[4 + c] = gvar;
-    }
-    // od_bin_fdct8x8 of both blocks: columns into the transposed block, then its columns.
-    hvs_fdct_pass(ps, c);
-    hvs_fdct_pass(pd, c);
-    hvs_fdct_pass(ps, c);
-    hvs_fdct_pass(pd, c);
-    if (valid && c < 2) {
-        const float m = hvs_mask_sum(c == 0 ? ps : pd, mask);
-        stat[6 + c] = (float)(sqrt((double)(m * stat[4 + c])) / 32.0);
+        const float m = stat[4 + c];
+        stat[6 + c] = (float)(sqrt((double)(m * gvar)) / 32.0);
     }
     __syncthreads();
     if (!valid) return;
