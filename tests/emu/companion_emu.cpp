@@ -36,7 +36,7 @@ static std::barrier<> *g_sync;
 #define __forceinline__ inline
 #define __constant__ static
 #define __shared__ static
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __restrict__
 static inline void __syncthreads() { g_sync->arrive_and_wait(); }
 static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
