@@ -4,8 +4,9 @@
 // produce the exact integer.
 //
 //   widen_u8(const u8 *src, int n, u16 *dst)
-//       grid ceil(n / VG_BLOCK): dst[i] = src[i] for i < n. 8-bit planes are uploaded as bytes
-//       (half the transfer) and widened here for the kernels, which read u16 samples.
+//       grid ceil(n / (4 VG_BLOCK)): dst[i] = src[i] for i < n, four a thread. 8-bit planes are
+//       uploaded as bytes (half the transfer) and widened here for the kernels, which read u16
+//       samples.
 //   split_uv_u8(const u8 *src, int n, u16 *u, u16 *v)
 //   split_uv_u16(const u16 *src, int n, u16 *u, u16 *v)
 //       grid ceil(n / VG_BLOCK): u[i] = src[2i], v[i] = src[2i + 1] for i < n. Interleaved
@@ -44,8 +45,17 @@ psnr_sse(const vg_u16 *__restrict__ r, const vg_u16 *__restrict__ d, int n,
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 widen_u8(const vg_u8 *__restrict__ src, int n, vg_u16 *__restrict__ dst) {
-    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
-    if (i < n) dst[i] = (vg_u16)src[i];
+    const vg_i64 i = 4 * ((vg_i64)blockIdx.x * VG_BLOCK + vg_tid());
+    if (i >= n) return;
+    // Four samples a thread: one 4-byte load and one 8-byte store where the pointers allow.
+    if (i + 4 <= n && ((vg_u64)src & 3) == 0 && ((vg_u64)dst & 7) == 0) {
+        const vg_u32 w = *(const vg_u32 *)(src + i);
+        const vg_u32 lo = (w & 0xffu) | ((w & 0xff00u) << 8);
+        const vg_u32 hi = ((w >> 16) & 0xffu) | ((w >> 8) & 0xff0000u);
+        *(vg_u64 *)(dst + i) = ((vg_u64)hi << 32) | lo;
+        return;
+    }
+    for (vg_i64 k = i; k < i + 4 && k < n; ++k) dst[k] = (vg_u16)src[k];
 }
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)

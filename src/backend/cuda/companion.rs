@@ -332,7 +332,7 @@ fn launch_widen_u8(src: Region, n: usize, dst: Region) -> Launch {
     assert!(n > 0);
     Launch {
         kernel: Kernel::WidenU8,
-        grid: (blocks(n, BLOCK as usize), 1),
+        grid: (blocks(n.div_ceil(4), BLOCK as usize), 1),
         args: vec![KArg::Ptr(src), KArg::I32(i32_of(n)), KArg::Ptr(dst)],
         metric: "upload",
     }
@@ -363,7 +363,17 @@ fn launch_ssim_load(
     assert!(scale > 1 || (sw, sh) == (w, h));
     Launch {
         kernel: Kernel::SsimLoad,
-        grid: (blocks(sw * sh, BLOCK as usize), 1),
+        grid: (
+            blocks(
+                if scale == 1 {
+                    (sw * sh).div_ceil(4)
+                } else {
+                    sw * sh
+                },
+                BLOCK as usize,
+            ),
+            1,
+        ),
         args: vec![
             KArg::Ptr(src),
             KArg::I32(i32_of(w)),
