@@ -5,7 +5,7 @@
 // in a tree (stride 128, 64, ..., 1) and the host adds the blocks' sums in block order: a
 // different order, whose effect on the score is bounded in src/backend/cuda/companion.rs.
 //
-// Exactness: this kernel calls CUDA's sqrt, sin, cos, exp, log, cbrt and atan2, which are not
+// Exactness: this kernel calls CUDA's sqrt, sin, sincos, exp, log, cbrt and atan2, which are not
 // glibc's (CUDA documents up to 1-2 ulp for these in double, glibc's are nearly always correctly
 // rounded). A per-pixel value can therefore differ from the CPU's in its last float bits;
 // tests/companion_parity.rs measures the largest difference of the frame score.

@@ -17,8 +17,10 @@
 //!   float rounding boundary), the host reads that image's terms from the frame's own copy of the
 //!   results on the device and adds them in row-major order with the CPU's accumulator
 //!   (`ssim::SsimSums`). Either way the result is the CPU's bit for bit; the readback is the
-//!   per-block sums (96 bytes per 1,024 pixels) instead of 20 bytes per pixel.
-//! - PSNR-HVS: one thread per 8x8 block (integer DCT, float masking), 64 float terms per block;
+//!   per-block sums (96 bytes per 1,024 pixels) instead of 20 bytes per pixel. MS-SSIM's levels
+//!   0-3, whose luminance exponent is 0, run `ssim_terms_cs` (c and s only: 48 bytes per 1,024
+//!   pixels, no l terms); their l means are NaN, as on the CPU (`MsSsimScore::l`).
+//! - PSNR-HVS: eight threads per 8x8 block (integer DCT, float masking), 64 float terms per block;
 //!   libvmaf adds them in raster order into one float. The terms are never negative, so while
 //!   the partial sum stays in one binade the float additions are integer additions of the terms
 //!   rounded to that binade's step: chunks of terms are added as integers in parallel and only
