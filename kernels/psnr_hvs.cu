@@ -109,7 +109,8 @@ VG_INLINE float hvs_mask_sum(const vg_i32 *c, const float *mask) {
 
 // Threads per 8x8 block: thread c of a group loads column c, transforms column c (then column
 // c of the transposed result) and writes column c's terms; the float chains run on threads 0-5
-// at once (the variance chains read the samples, kept apart from the transform).
+// in one phase after the transform (the variance chains read the samples, kept apart from the
+// transform; within a warp the two kinds of chain still diverge and run one after the other).
 #define HVS_GROUP 8
 #define HVS_GROUPS (VG_BLOCK / HVS_GROUP)
 // A group's 64 coefficients in shared memory, padded so that the groups of a warp reading a
@@ -170,7 +171,7 @@ psnr_hvs_blocks(const vg_u16 *__restrict__ r, const vg_u16 *__restrict__ d, int 
     __syncthreads();
     hvs_fdct_pass(ps, c);
     hvs_fdct_pass(pd, c);
-    // The float chains, side by side: threads 0-3 the variance ratios' (hvs_variance_ratio:
+    // The float chains, in one phase: threads 0-3 the variance ratios' (hvs_variance_ratio:
     // stat[0..4] = block variance and summed sub-block variances of r, then of d, from the
     // samples), threads 4-5 the masking sums of r and d (stat[4], stat[5], from the
     // coefficients).
