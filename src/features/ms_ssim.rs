@@ -177,4 +177,34 @@ mod tests {
             assert!(matches!(ms_ssim(p, p), Err(Error::Unsupported { .. })));
         }
     }
+
+    /// The levels whose luminance exponent is 0 leave l out of the score: any l there (NaN, as
+    /// the GPU leaves it, or a value) gives the same MS-SSIM bits, and `l` reports NaN there;
+    /// the last level's l counts.
+    #[test]
+    fn luminance_only_at_the_last_level() {
+        assert_eq!(
+            (0..SCALES).map(uses_luminance).collect::<Vec<_>>(),
+            [false, false, false, false, true]
+        );
+        let level = |l: f32, k: usize| IqaSsim {
+            ssim: f32::NAN,
+            l,
+            c: 0.9 + 0.01 * k as f32,
+            s: 0.8 + 0.02 * k as f32,
+        };
+        let with = |l: &dyn Fn(usize) -> f32| {
+            let levels: Vec<IqaSsim> = (0..SCALES).map(|k| level(l(k), k)).collect();
+            combine(&levels).unwrap()
+        };
+        let a = with(&|k| 0.5 + 0.1 * k as f32);
+        let b = with(&|k| if k < SCALES - 1 { f32::NAN } else { 0.9 });
+        assert_eq!(a.ms_ssim.to_bits(), b.ms_ssim.to_bits());
+        assert!(a.ms_ssim.is_finite() && a.ms_ssim > 0.0);
+        assert!(a.l[..SCALES - 1].iter().all(|l| l.is_nan()));
+        assert_eq!(a.l[SCALES - 1], f64::from(0.9f32));
+        // The last level's l does enter the score.
+        let c = with(&|k| if k < SCALES - 1 { 0.5 } else { 0.6 });
+        assert_ne!(a.ms_ssim, c.ms_ssim);
+    }
 }
