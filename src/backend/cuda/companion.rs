@@ -1667,6 +1667,7 @@ impl Plan {
         // The bounds of l*c*s, l, c, s; without l (ssim_terms_cs) those of c and s only, and
         // the l and l*c*s means are NaN (MS-SSIM's levels that use only c and s).
         let with_l = t.l.is_some();
+        debug_assert!(with_l || !with_ssim, "an SSIM mean needs the l terms");
         let first = if with_l { 0 } else { 2 };
         let np = t.parts();
         let mut b = [ssim::SumBound::default(); 4];
