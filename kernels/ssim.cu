@@ -18,22 +18,29 @@
 //       the sw x sh decimation (_iqa_decimate) by `scale` with the box filter of side `scale`,
 //       every tap `tap`. src is w x h, compact.
 //   ssim_decimate_lpf(const float *src, int w, int h, int sw, int sh, float *dst)
-//       grid ceil(sw / SSIM_DW) * ceil(sh / SSIM_DH): the MS-SSIM pyramid step, _iqa_decimate
-//       by 2 with the 9x9 low-pass g_lpf; sw = w/2 + (w&1), sh = h/2 + (h&1), w, h >= 5.
-//       Block b computes the tile of SSIM_DW x SSIM_DH outputs at column
-//       (b % tiles_x) * SSIM_DW, row (b / tiles_x) * SSIM_DH (tiles_x = ceil(sw / SSIM_DW)),
-//       from its input window staged in shared memory.
+//       grid ceil(sw / SSIM_DOW) * ceil(sh / SSIM_DROWS): the MS-SSIM pyramid step,
+//       _iqa_decimate by 2 with the 9x9 low-pass g_lpf; sw = w/2 + (w&1), sh = h/2 + (h&1),
+//       w, h >= 5. Block b computes the tile of SSIM_DOW x SSIM_DROWS outputs at column
+//       (b % tiles_x) * SSIM_DOW, row (b / tiles_x) * SSIM_DROWS (tiles_x = ceil(sw /
+//       SSIM_DOW)), from its input window staged in shared memory; a thread computes a run of
+//       SSIM_DL outputs of a row.
 //   ssim_hconv(const float *r, const float *d, int w, int h, float *out)
-//       grid ceil(dw * h / VG_BLOCK), dw = w - 10: the horizontal pass of the 11-tap Gaussian
-//       ("valid" output) of r, d, r*r, d*d, r*d: out holds 5 planes of dw x h, in that order.
+//       grid ceil(dw / SSIM_HOW) * ceil(h / SSIM_HR), dw = w - 10: the horizontal pass of the
+//       11-tap Gaussian ("valid" output) of r, d, r*r, d*d, r*d: out holds 5 planes of dw x h,
+//       in that order. Block b computes the tile of SSIM_HOW x SSIM_HR outputs at column
+//       (b % tiles_x) * SSIM_HOW, row (b / tiles_x) * SSIM_HR (tiles_x = ceil(dw / SSIM_HOW))
+//       from its input rows staged in shared memory; a thread computes a run of SSIM_HL outputs
+//       of a row, map after map.
 //   ssim_terms(const float *hc, int dw, int h, float c1, float c2, float c3, double *l,
 //              double *c, float *s, double *part)
 //       grid ceil(dw / SSIM_TW) * ceil(dh / SSIM_TH), dh = h - 10: the vertical pass of the 5
 //       planes of ssim_hconv and the per-pixel terms, written to l, c, s (dw x dh each). Block
 //       b covers the tile of SSIM_TW x SSIM_TH pixels at column (b % tiles_x) * SSIM_TW, row
 //       (b / tiles_x) * SSIM_TH (tiles_x = ceil(dw / SSIM_TW)), from its window of the 5
-//       planes staged in shared memory; thread t computes the pixels of column t % SSIM_TW at rows
-//       t / SSIM_TW + k * SSIM_TR (k < SSIM_TY), one after the other. part receives SSIM_PARTS
+//       planes staged in shared memory; threads q * SSIM_TW + t (q < 5) compute the vertical
+//       pass of plane q, column t, all SSIM_TH rows; then thread t computes the terms of the
+//       pixels of column t % SSIM_TW at rows t / SSIM_TW + k * SSIM_TR (k < SSIM_TY), one
+//       after the other. part receives SSIM_PARTS
 //       doubles per block: for each of l*c*s, l, c, s (in that order) the block's sum of the
 //       terms, of their magnitudes, and of the magnitudes times (n - i) (i the pixel's
 //       row-major index, n = dw * dh): each thread adds its pixels' in order, then a tree sum
@@ -57,7 +64,14 @@
 #define SSIM_TR (VG_BLOCK / SSIM_TW)
 #define SSIM_TH (SSIM_TR * SSIM_TY)
 // The input rows of a tile of ssim_terms (its vertical window).
-#define SSIM_HR (SSIM_TH + SSIM_GLEN - 1)
+#define SSIM_VR (SSIM_TH + SSIM_GLEN - 1)
+// ssim_hconv's tile: SSIM_HR rows of SSIM_HOW outputs, SSIM_HS runs of SSIM_HL outputs a row (a
+// thread a run; SSIM_HL odd, so that a warp's threads read distinct shared-memory banks).
+#define SSIM_HL 15
+#define SSIM_HS 32
+#define SSIM_HR (VG_BLOCK / SSIM_HS)
+#define SSIM_HOW (SSIM_HS * SSIM_HL)
+#define SSIM_HIW (SSIM_HOW + SSIM_GLEN - 1)
 
 // iqa/ssim_tools.h: g_gaussian_window_h (= g_gaussian_window_v).
 __constant__ float SSIM_GAUSS[SSIM_GLEN] = {0.001028f, 0.007599f, 0.036001f, 0.109361f,
@@ -137,79 +151,160 @@ ssim_load(const vg_u16 *__restrict__ src, int w, int h, int bpc, int scale, floa
     dst[i] = (float)sum;
 }
 
-// ssim_decimate_lpf's tile: SSIM_DW x SSIM_DH outputs a block (one a thread), which read
-// SSIM_DIH rows of SSIM_DIW input columns, kept in shared memory split by column parity (so that
-// the threads of a warp, two columns apart, read consecutive words).
-#define SSIM_DW 32
-#define SSIM_DH (VG_BLOCK / SSIM_DW)
-#define SSIM_DIW (2 * SSIM_DW + SSIM_LPF_LEN - 2)
-#define SSIM_DIH (2 * SSIM_DH + SSIM_LPF_LEN - 2)
+// ssim_decimate_lpf's tile: SSIM_DROWS rows of SSIM_DOW outputs a block, SSIM_DS runs of
+// SSIM_DL outputs a row (a thread a run; SSIM_DL odd, so that a warp's threads read distinct
+// shared-memory banks). The outputs read SSIM_DIH rows of SSIM_DIW input columns, kept in shared
+// memory split by column parity (a run starts at an even input column).
+#define SSIM_DL 7
+#define SSIM_DS 32
+#define SSIM_DROWS (VG_BLOCK / SSIM_DS)
+#define SSIM_DOW (SSIM_DS * SSIM_DL)
+#define SSIM_DIW (2 * SSIM_DOW + SSIM_LPF_LEN - 2)
+#define SSIM_DIH (2 * SSIM_DROWS + SSIM_LPF_LEN - 2)
 #define SSIM_DHALF ((SSIM_DIW + 1) / 2)
-#define SSIM_DLOAD (VG_BLOCK / SSIM_DIW)
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 ssim_decimate_lpf(const float *__restrict__ src, int w, int h, int sw, int sh,
                   float *__restrict__ dst) {
-    // tile[p][r][k]: input row y0 * 2 - c + r, column x0 * 2 - c + 2 k + p (mirrored once).
+    // tile[p][r][k]: input row y0 * 2 - c + r, column x0 * 2 - c + 2 k + p (mirrored once);
+    // afterwards the outputs, SSIM_DROWS rows of SSIM_DOW.
     __shared__ float tile[2][SSIM_DIH][SSIM_DHALF];
     const int c = SSIM_LPF_LEN / 2;
-    const int tiles_x = (sw + SSIM_DW - 1) / SSIM_DW;
-    const int x0 = (int)(blockIdx.x % tiles_x) * SSIM_DW, y0 = (int)(blockIdx.x / tiles_x) * SSIM_DH;
-    // Thread t < SSIM_DLOAD * SSIM_DIW loads column t % SSIM_DIW of rows t / SSIM_DIW,
-    // + SSIM_DLOAD, ... Positions are mirrored as _iqa_filter_pixel reads them; the clamp only
-    // moves positions that no output of the frame reads (past a partial tile), so that they
-    // stay inside the plane.
-    if (vg_tid() < SSIM_DLOAD * SSIM_DIW) {
-        const int q = vg_tid() % SSIM_DIW;
+    const int tiles_x = (sw + SSIM_DOW - 1) / SSIM_DOW;
+    const int x0 = (int)(blockIdx.x % tiles_x) * SSIM_DOW;
+    const int y0 = (int)(blockIdx.x / tiles_x) * SSIM_DROWS;
+    // Positions are mirrored as _iqa_filter_pixel reads them; the clamp only moves positions
+    // that no output of the frame reads (past a partial tile), so that they stay inside the
+    // plane.
+    for (int i = vg_tid(); i < SSIM_DIH * SSIM_DIW; i += VG_BLOCK) {
+        const int q = i % SSIM_DIW, r = i / SSIM_DIW;
         int xx = ssim_mirror(2 * x0 - c + q, w);
         xx = xx < 0 ? 0 : (xx > w - 1 ? w - 1 : xx);
-        for (int r = vg_tid() / SSIM_DIW; r < SSIM_DIH; r += SSIM_DLOAD) {
-            int yy = ssim_mirror(2 * y0 - c + r, h);
-            yy = yy < 0 ? 0 : (yy > h - 1 ? h - 1 : yy);
-            tile[q & 1][r][q >> 1] = src[(vg_i64)yy * w + xx];
-        }
+        int yy = ssim_mirror(2 * y0 - c + r, h);
+        yy = yy < 0 ? 0 : (yy > h - 1 ? h - 1 : yy);
+        tile[q & 1][r][q >> 1] = src[(vg_i64)yy * w + xx];
     }
     __syncthreads();
-    const int tx = vg_tid() % SSIM_DW, ty = vg_tid() / SSIM_DW;
-    const int x = x0 + tx, y = y0 + ty;
-    if (x >= sw || y >= sh) return;
-    // Rows outer, columns inner, as _iqa_filter_pixel: window column u is tile column
-    // 2 tx + u, window row v tile row 2 ty + v.
-    double sum = 0.0;
+    // Thread (row ty, run s): outputs x0 + s * SSIM_DL + o (o < SSIM_DL) of row y0 + ty. As
+    // _iqa_filter_pixel, each output adds its 81 products to 0.0 rows outer, columns inner:
+    // output o's window column u is run input j = 2 o + u. A row of the filter is symmetric
+    // (g_lpf[v][u] = g_lpf[v][8 - u]), so input j's products are at most 5 values,
+    // in[j] * g_lpf[v][k] with k <= 4: each is computed and converted to double once (where the
+    // run reads it; the compiler drops the rest) and added to every output that reads it, each
+    // output receiving its terms of a row in column order.
+    const int ty = vg_tid() / SSIM_DS, s = vg_tid() % SSIM_DS;
+    double acc[SSIM_DL];
 #pragma unroll
     for (int v = 0; v < SSIM_LPF_LEN; ++v) {
+        const float *even = &tile[0][2 * ty + v][s * SSIM_DL];
+        const float *odd = &tile[1][2 * ty + v][s * SSIM_DL];
 #pragma unroll
-        for (int u = 0; u < SSIM_LPF_LEN; ++u)
-            sum += (double)(tile[u & 1][2 * ty + v][tx + (u >> 1)] * SSIM_LPF[v * SSIM_LPF_LEN + u]);
+        for (int j = 0; j < 2 * SSIM_DL + SSIM_LPF_LEN - 2; ++j) {
+            const float in = (j & 1) ? odd[j >> 1] : even[j >> 1];
+            double p[SSIM_LPF_LEN / 2 + 1];
+#pragma unroll
+            for (int k = 0; k <= SSIM_LPF_LEN / 2; ++k)
+                p[k] = (double)(in * SSIM_LPF[v * SSIM_LPF_LEN + k]);
+#pragma unroll
+            for (int o = 0; o < SSIM_DL; ++o) {
+                const int u = j - 2 * o;
+                if (u < 0 || u >= SSIM_LPF_LEN) continue;
+                if (v == 0 && u == 0) acc[o] = 0.0;
+                acc[o] += p[u <= SSIM_LPF_LEN / 2 ? u : SSIM_LPF_LEN - 1 - u];
+            }
+        }
     }
-    dst[(vg_i64)y * sw + x] = (float)sum;
+    __syncthreads();  // every thread has read the tile: it takes the outputs
+    float *out = &tile[0][0][0];
+#pragma unroll
+    for (int o = 0; o < SSIM_DL; ++o) out[ty * SSIM_DOW + s * SSIM_DL + o] = (float)acc[o];
+    __syncthreads();
+    const int cols = sw - x0 < SSIM_DOW ? sw - x0 : SSIM_DOW;
+    for (int i = vg_tid(); i < SSIM_DROWS * SSIM_DOW; i += VG_BLOCK) {
+        const int r = i / SSIM_DOW, q = i % SSIM_DOW;
+        if (q < cols && y0 + r < sh) dst[(vg_i64)(y0 + r) * sw + x0 + q] = out[i];
+    }
+}
+
+// The value of map Q (0..4: r, d, r*r, d*d, r*d; ssim_tools.c's maps) at one position.
+template <int Q>
+VG_INLINE float ssim_map(float r, float d) {
+    return Q == 0 ? r : Q == 1 ? d : Q == 2 ? r * r : Q == 3 ? d * d : r * d;
+}
+
+// A run of L outputs of the 11-tap Gaussian ("valid": output o reads inputs o .. o + 10) of map
+// Q of the inputs r[j * is], d[j * is] (j < L + 10), written as floats to out[o * os].
+// Output o is, as _iqa_convolve computes it, 0.0 plus (double)(m(o + u) * g[u]) for u = 0, 1,
+// ..., 10 in that order, rounded to float. The window is symmetric (g[u] = g[10 - u]), so input
+// j's products are the 6 values m(j) * g[k], k <= 5: each is computed and converted to double
+// once (where the run reads it; the compiler drops the rest) and added to every output of the
+// run that reads it. Input j is output (j - u)'s term u, so each output still receives its
+// terms in tap order; the L outputs' sums live in 11 registers, output o in o % 11.
+template <int L, int Q>
+VG_INLINE void ssim_gauss_run(const float *r, const float *d, int is, float *out, int os) {
+    double acc[SSIM_GLEN];
+#pragma unroll
+    for (int j = 0; j < L + SSIM_GLEN - 1; ++j) {
+        const float m = ssim_map<Q>(r[j * is], d[j * is]);
+        double p[SSIM_GLEN / 2 + 1];
+#pragma unroll
+        for (int k = 0; k <= SSIM_GLEN / 2; ++k) p[k] = (double)(m * SSIM_GAUSS[k]);
+#pragma unroll
+        for (int u = 0; u < SSIM_GLEN; ++u) {
+            const int o = j - u;
+            if (o < 0 || o >= L) continue;
+            double &a = acc[o % SSIM_GLEN];
+            if (u == 0) a = 0.0;
+            a += p[u <= SSIM_GLEN / 2 ? u : SSIM_GLEN - 1 - u];
+            if (u == SSIM_GLEN - 1) out[o * os] = (float)a;
+        }
+    }
+}
+
+// One map of ssim_hconv's tile: every thread its run of SSIM_HL outputs into obuf, then the
+// block stores obuf's rows.
+template <int Q>
+VG_INLINE void ssim_hconv_map(const float *rin, const float *din, float *obuf, int x0, int y0,
+                              int dw, int h, float *__restrict__ out) {
+    const int row = vg_tid() / SSIM_HS, seg = vg_tid() % SSIM_HS;
+    const int at = row * SSIM_HIW + seg * SSIM_HL;
+    ssim_gauss_run<SSIM_HL, Q>(rin + at, din + at, 1, obuf + row * SSIM_HOW + seg * SSIM_HL, 1);
+    __syncthreads();
+    const vg_i64 plane = (vg_i64)dw * h;
+    const int cols = dw - x0 < SSIM_HOW ? dw - x0 : SSIM_HOW;
+    for (int i = vg_tid(); i < SSIM_HR * SSIM_HOW; i += VG_BLOCK) {
+        const int rr = i / SSIM_HOW, c = i % SSIM_HOW;
+        if (c < cols && y0 + rr < h)
+            out[Q * plane + (vg_i64)(y0 + rr) * dw + x0 + c] = obuf[rr * SSIM_HOW + c];
+    }
+    __syncthreads();  // obuf is free for the next map
 }
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 ssim_hconv(const float *__restrict__ r, const float *__restrict__ d, int w, int h,
            float *__restrict__ out) {
+    // rin, din: the tile's input rows y0 .. y0 + SSIM_HR - 1, columns x0 .. x0 + SSIM_HIW - 1
+    // (0 past the plane: read only by outputs past it, which are not stored).
+    __shared__ float rin[SSIM_HR * SSIM_HIW];
+    __shared__ float din[SSIM_HR * SSIM_HIW];
+    __shared__ float obuf[SSIM_HR * SSIM_HOW];
     const int dw = w - SSIM_GLEN + 1;
-    const vg_i64 n = (vg_i64)dw * h;
-    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
-    if (i >= n) return;
-    const int x = (int)(i % dw), y = (int)(i / dw);
-    const float *rr = r + (vg_i64)y * w + x;
-    const float *dd = d + (vg_i64)y * w + x;
-    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, a4 = 0.0;
-    for (int u = 0; u < SSIM_GLEN; ++u) {
-        const float k = SSIM_GAUSS[u];
-        const float p = rr[u], q = dd[u];
-        a0 += (double)(p * k);
-        a1 += (double)(q * k);
-        a2 += (double)((p * p) * k);
-        a3 += (double)((q * q) * k);
-        a4 += (double)((p * q) * k);
+    const int tiles_x = (dw + SSIM_HOW - 1) / SSIM_HOW;
+    const int x0 = (int)(blockIdx.x % tiles_x) * SSIM_HOW;
+    const int y0 = (int)(blockIdx.x / tiles_x) * SSIM_HR;
+    for (int i = vg_tid(); i < SSIM_HR * SSIM_HIW; i += VG_BLOCK) {
+        const int rr = i / SSIM_HIW, c = i % SSIM_HIW;
+        const int y = y0 + rr, x = x0 + c;
+        const bool in = y < h && x < w;
+        rin[i] = in ? r[(vg_i64)y * w + x] : 0.0f;
+        din[i] = in ? d[(vg_i64)y * w + x] : 0.0f;
     }
-    out[i] = (float)a0;
-    out[n + i] = (float)a1;
-    out[2 * n + i] = (float)a2;
-    out[3 * n + i] = (float)a3;
-    out[4 * n + i] = (float)a4;
+    __syncthreads();
+    ssim_hconv_map<0>(rin, din, obuf, x0, y0, dw, h, out);
+    ssim_hconv_map<1>(rin, din, obuf, x0, y0, dw, h, out);
+    ssim_hconv_map<2>(rin, din, obuf, x0, y0, dw, h, out);
+    ssim_hconv_map<3>(rin, din, obuf, x0, y0, dw, h, out);
+    ssim_hconv_map<4>(rin, din, obuf, x0, y0, dw, h, out);
 }
 
 // ssim_terms (L: l, c, s) and ssim_terms_cs (c and s only).
@@ -221,11 +316,14 @@ VG_INLINE void ssim_terms_body(const float *__restrict__ hc, int dw, int h, floa
     constexpr int NT = L ? 4 : 2;
     constexpr int NP = L ? SSIM_PARTS : SSIM_PARTS_CS;
     static_assert(NP == 3 * NT, "three sums a term");
-    // The tile's input, the 5 planes' rows ty0 .. ty0 + SSIM_HR - 1 of columns tx0 .. tx0 +
-    // SSIM_TW - 1 (tile[(q * SSIM_HR + r) * SSIM_TW + t]); afterwards the block sums' scratch.
-    constexpr int TILE = 5 * SSIM_HR * SSIM_TW;
+    // The tile's input, the 5 planes' rows ty0 .. ty0 + SSIM_VR - 1 of columns tx0 .. tx0 +
+    // SSIM_TW - 1 (tile[(q * SSIM_VR + r) * SSIM_TW + t]); afterwards the block sums' scratch.
+    constexpr int TILE = 5 * SSIM_VR * SSIM_TW;
     constexpr int WORDS = TILE > 2 * NP * VG_BLOCK ? TILE : 2 * NP * VG_BLOCK;
     __shared__ double smem[WORDS / 2];
+    // The vertical pass's output, the 5 planes' rows ty0 .. ty0 + SSIM_TH - 1
+    // (vc[(q * SSIM_TH + r) * SSIM_TW + t]).
+    __shared__ float vc[5 * SSIM_TH * SSIM_TW];
     float *tile = (float *)smem;
     double *red = smem;
     const int dh = h - SSIM_GLEN + 1;
@@ -239,12 +337,20 @@ VG_INLINE void ssim_terms_body(const float *__restrict__ hc, int dw, int h, floa
         // Thread t loads column t % SSIM_TW of rows t / SSIM_TW, + SSIM_TR, ... of each plane.
         const int t = vg_tid() % SSIM_TW, xx = tx0 + t;
         for (int q = 0; q < 5; ++q) {
-            for (int r = vg_tid() / SSIM_TW; r < SSIM_HR; r += SSIM_TR) {
+            for (int r = vg_tid() / SSIM_TW; r < SSIM_VR; r += SSIM_TR) {
                 const int yy = ty0 + r;
-                tile[(q * SSIM_HR + r) * SSIM_TW + t] =
+                tile[(q * SSIM_VR + r) * SSIM_TW + t] =
                     (xx < dw && yy < h) ? hc[q * plane + (vg_i64)yy * dw + xx] : 0.0f;
             }
         }
+    }
+    __syncthreads();
+    // The vertical pass: thread q * SSIM_TW + t (q < 5) runs down column t of plane q, all
+    // SSIM_TH rows (ssim_gauss_run: each product converted once, each output's taps in order).
+    if (vg_tid() < 5 * SSIM_TW) {
+        const int q = vg_tid() / SSIM_TW, t = vg_tid() % SSIM_TW;
+        const float *col = tile + q * SSIM_VR * SSIM_TW + t;
+        ssim_gauss_run<SSIM_TH, 0>(col, col, SSIM_TW, vc + q * SSIM_TH * SSIM_TW + t, SSIM_TW);
     }
     __syncthreads();
     const int x = tx0 + vg_tid() % SSIM_TW;
@@ -259,20 +365,13 @@ VG_INLINE void ssim_terms_body(const float *__restrict__ hc, int dw, int h, floa
         const int y = y0 + k * SSIM_TR;
         if (x >= dw || y >= dh) continue;
         const vg_i64 i = (vg_i64)y * dw + x;
-        double a[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
-        const float *col = tile + (y - ty0) * SSIM_TW + (x - tx0);
-#pragma unroll
-        for (int u = 0; u < SSIM_GLEN; ++u) {
-            const float g = SSIM_GAUSS[u];
-#pragma unroll
-            for (int q = 0; q < 5; ++q) a[q] += (double)(col[(q * SSIM_HR + u) * SSIM_TW] * g);
-        }
-        const float mr = (float)a[0], md = (float)a[1];
-        float sr = (float)a[2] - mr * mr;
-        float sd = (float)a[3] - md * md;
+        const float *v5 = vc + (y - ty0) * SSIM_TW + (x - tx0);
+        const float mr = v5[0], md = v5[SSIM_TH * SSIM_TW];
+        float sr = v5[2 * SSIM_TH * SSIM_TW] - mr * mr;
+        float sd = v5[3 * SSIM_TH * SSIM_TW] - md * md;
         if (0.0 > sr) sr = 0.0f;
         if (0.0 > sd) sd = 0.0f;
-        const float srd = (float)a[4] - mr * md;
+        const float srd = v5[4 * SSIM_TH * SSIM_TW] - mr * md;
         const float sigma_rd = (float)sqrt((double)(sr * sd));
         const double c = (2.0 * (double)sigma_rd + (double)c2) / (double)(sr + sd + c2);
         const float clamped = (srd < 0.0f && sigma_rd <= 0.0f) ? 0.0f : srd;
@@ -299,7 +398,8 @@ VG_INLINE void ssim_terms_body(const float *__restrict__ hc, int dw, int h, floa
             v[3 * q + 2] += m * weight;
         }
     }
-    __syncthreads();  // the tile is read: its memory becomes the block sums' scratch
+    // The tile was last read before the barrier after the vertical pass: its memory is the
+    // block sums' scratch.
     vg_block_sums<double, NP>(v, red);
     if (vg_tid() < NP) part[(vg_i64)blockIdx.x * NP + vg_tid()] = red[vg_tid() * VG_BLOCK];
 }

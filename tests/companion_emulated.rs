@@ -372,6 +372,9 @@ fn ssim_equals_cpu() {
         &LAYOUTS[3..],
     );
     compare(SSIM, &[(400, 390), (700, 768)], &[8, 16], &LAYOUTS[3..]);
+    // Scale 1 and wider than one tile of ssim_hconv (480 outputs): three tiles a row, the last
+    // one partial.
+    compare(SSIM, &[(1001, 255)], &[8], &LAYOUTS[3..]);
 }
 
 #[test]
@@ -383,6 +386,8 @@ fn ms_ssim_equals_cpu() {
         &[8, 10, 12, 16],
         &LAYOUTS[3..],
     );
+    // Level 0 wider than one tile of ssim_hconv (480 outputs).
+    compare(MS_SSIM, &[(1001, 177)], &[10], &LAYOUTS[3..]);
 }
 
 const PSNR_HVS: Companions = Companions {

@@ -18,11 +18,11 @@ use super::ssim::{GAUSSIAN_LEN, IqaSsim, decimate, iqa_ssim, plane_to_float};
 /// Number of scales (iqa/ssim_tools.h `SCALES`).
 pub const SCALES: usize = 5;
 
-const LPF_LEN: usize = 9;
+pub(crate) const LPF_LEN: usize = 9;
 
 /// The 9x9 low-pass filter used between scales (ms_ssim.c `g_lpf`, row-major).
 #[rustfmt::skip]
-const LPF: [f32; LPF_LEN * LPF_LEN] = [
+pub(crate) const LPF: [f32; LPF_LEN * LPF_LEN] = [
      0.000714, -0.000450, -0.002090,  0.007132,  0.016114,  0.007132, -0.002090, -0.000450,  0.000714,
     -0.000450,  0.000283,  0.001316, -0.004490, -0.010146, -0.004490,  0.001316,  0.000283, -0.000450,
     -0.002090,  0.001316,  0.006115, -0.020867, -0.047149, -0.020867,  0.006115,  0.001316, -0.002090,

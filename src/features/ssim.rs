@@ -24,7 +24,7 @@ pub const GAUSSIAN_LEN: usize = 11;
 
 /// The separable 11-tap Gaussian window (iqa/ssim_tools.h: `g_gaussian_window_h`, equal to
 /// `g_gaussian_window_v`).
-const GAUSSIAN_WINDOW: [f32; GAUSSIAN_LEN] = [
+pub(crate) const GAUSSIAN_WINDOW: [f32; GAUSSIAN_LEN] = [
     0.001028, 0.007599, 0.036001, 0.109361, 0.213006, 0.266012, 0.213006, 0.109361, 0.036001,
     0.007599, 0.001028,
 ];
