@@ -18,19 +18,18 @@
 //       the sw x sh decimation (_iqa_decimate) by `scale` with the box filter of side `scale`,
 //       every tap `tap`. src is w x h, compact.
 //   ssim_decimate_lpf(const float *src, int w, int h, int sw, int sh, float *dst)
-//       grid ceil(sw / SSIM_DOW) * ceil(sh / SSIM_DROWS): the MS-SSIM pyramid step,
-//       _iqa_decimate by 2 with the 9x9 low-pass g_lpf; sw = w/2 + (w&1), sh = h/2 + (h&1),
-//       w, h >= 5. Block b computes the tile of SSIM_DOW x SSIM_DROWS outputs at column
-//       (b % tiles_x) * SSIM_DOW, row (b / tiles_x) * SSIM_DROWS (tiles_x = ceil(sw /
-//       SSIM_DOW)), from its input window staged in shared memory; a thread computes a run of
-//       SSIM_DL outputs of a row.
+//       grid ceil(sw / SSIM_DW) * ceil(sh / SSIM_DH): the MS-SSIM pyramid step, _iqa_decimate
+//       by 2 with the 9x9 low-pass g_lpf; sw = w/2 + (w&1), sh = h/2 + (h&1), w, h >= 5.
+//       Block b computes the tile of SSIM_DW x SSIM_DH outputs at column
+//       (b % tiles_x) * SSIM_DW, row (b / tiles_x) * SSIM_DH (tiles_x = ceil(sw / SSIM_DW)),
+//       from its input window staged in shared memory.
 //   ssim_hconv(const float *r, const float *d, int w, int h, float *out)
-//       grid ceil(dw / SSIM_HOW) * ceil(h / SSIM_HR), dw = w - 10: the horizontal pass of the
-//       11-tap Gaussian ("valid" output) of r, d, r*r, d*d, r*d: out holds 5 planes of dw x h,
-//       in that order. Block b computes the tile of SSIM_HOW x SSIM_HR outputs at column
-//       (b % tiles_x) * SSIM_HOW, row (b / tiles_x) * SSIM_HR (tiles_x = ceil(dw / SSIM_HOW))
-//       from its input rows staged in shared memory; a thread computes a run of SSIM_HL outputs
-//       of a row, map after map.
+//       grid 5 * ceil(dw / SSIM_HOW) * ceil(h / SSIM_HR), dw = w - 10: the horizontal pass of
+//       the 11-tap Gaussian ("valid" output) of r, d, r*r, d*d, r*d: out holds 5 planes of
+//       dw x h, in that order. Block b computes map b % 5 of the tile t = b / 5 of SSIM_HOW x
+//       SSIM_HR outputs at column (t % tiles_x) * SSIM_HOW, row (t / tiles_x) * SSIM_HR
+//       (tiles_x = ceil(dw / SSIM_HOW)) from its input rows staged in shared memory; a thread
+//       computes a run of SSIM_HL outputs of a row.
 //   ssim_terms(const float *hc, int dw, int h, float c1, float c2, float c3, double *l,
 //              double *c, float *s, double *part)
 //       grid ceil(dw / SSIM_TW) * ceil(dh / SSIM_TH), dh = h - 10: the vertical pass of the 5
@@ -151,79 +150,52 @@ ssim_load(const vg_u16 *__restrict__ src, int w, int h, int bpc, int scale, floa
     dst[i] = (float)sum;
 }
 
-// ssim_decimate_lpf's tile: SSIM_DROWS rows of SSIM_DOW outputs a block, SSIM_DS runs of
-// SSIM_DL outputs a row (a thread a run; SSIM_DL odd, so that a warp's threads read distinct
-// shared-memory banks). The outputs read SSIM_DIH rows of SSIM_DIW input columns, kept in shared
-// memory split by column parity (a run starts at an even input column).
-#define SSIM_DL 7
-#define SSIM_DS 32
-#define SSIM_DROWS (VG_BLOCK / SSIM_DS)
-#define SSIM_DOW (SSIM_DS * SSIM_DL)
-#define SSIM_DIW (2 * SSIM_DOW + SSIM_LPF_LEN - 2)
-#define SSIM_DIH (2 * SSIM_DROWS + SSIM_LPF_LEN - 2)
+// ssim_decimate_lpf's tile: SSIM_DW x SSIM_DH outputs a block (one a thread), which read
+// SSIM_DIH rows of SSIM_DIW input columns, kept in shared memory split by column parity (so that
+// the threads of a warp, two columns apart, read consecutive words).
+#define SSIM_DW 32
+#define SSIM_DH (VG_BLOCK / SSIM_DW)
+#define SSIM_DIW (2 * SSIM_DW + SSIM_LPF_LEN - 2)
+#define SSIM_DIH (2 * SSIM_DH + SSIM_LPF_LEN - 2)
 #define SSIM_DHALF ((SSIM_DIW + 1) / 2)
+#define SSIM_DLOAD (VG_BLOCK / SSIM_DIW)
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 ssim_decimate_lpf(const float *__restrict__ src, int w, int h, int sw, int sh,
                   float *__restrict__ dst) {
-    // tile[p][r][k]: input row y0 * 2 - c + r, column x0 * 2 - c + 2 k + p (mirrored once);
-    // afterwards the outputs, SSIM_DROWS rows of SSIM_DOW.
+    // tile[p][r][k]: input row y0 * 2 - c + r, column x0 * 2 - c + 2 k + p (mirrored once).
     __shared__ float tile[2][SSIM_DIH][SSIM_DHALF];
     const int c = SSIM_LPF_LEN / 2;
-    const int tiles_x = (sw + SSIM_DOW - 1) / SSIM_DOW;
-    const int x0 = (int)(blockIdx.x % tiles_x) * SSIM_DOW;
-    const int y0 = (int)(blockIdx.x / tiles_x) * SSIM_DROWS;
-    // Positions are mirrored as _iqa_filter_pixel reads them; the clamp only moves positions
-    // that no output of the frame reads (past a partial tile), so that they stay inside the
-    // plane.
-    for (int i = vg_tid(); i < SSIM_DIH * SSIM_DIW; i += VG_BLOCK) {
-        const int q = i % SSIM_DIW, r = i / SSIM_DIW;
+    const int tiles_x = (sw + SSIM_DW - 1) / SSIM_DW;
+    const int x0 = (int)(blockIdx.x % tiles_x) * SSIM_DW, y0 = (int)(blockIdx.x / tiles_x) * SSIM_DH;
+    // Thread t < SSIM_DLOAD * SSIM_DIW loads column t % SSIM_DIW of rows t / SSIM_DIW,
+    // + SSIM_DLOAD, ... Positions are mirrored as _iqa_filter_pixel reads them; the clamp only
+    // moves positions that no output of the frame reads (past a partial tile), so that they
+    // stay inside the plane.
+    if (vg_tid() < SSIM_DLOAD * SSIM_DIW) {
+        const int q = vg_tid() % SSIM_DIW;
         int xx = ssim_mirror(2 * x0 - c + q, w);
         xx = xx < 0 ? 0 : (xx > w - 1 ? w - 1 : xx);
-        int yy = ssim_mirror(2 * y0 - c + r, h);
-        yy = yy < 0 ? 0 : (yy > h - 1 ? h - 1 : yy);
-        tile[q & 1][r][q >> 1] = src[(vg_i64)yy * w + xx];
-    }
-    __syncthreads();
-    // Thread (row ty, run s): outputs x0 + s * SSIM_DL + o (o < SSIM_DL) of row y0 + ty. As
-    // _iqa_filter_pixel, each output adds its 81 products to 0.0 rows outer, columns inner:
-    // output o's window column u is run input j = 2 o + u. A row of the filter is symmetric
-    // (g_lpf[v][u] = g_lpf[v][8 - u]), so input j's products are at most 5 values,
-    // in[j] * g_lpf[v][k] with k <= 4: each is computed and converted to double once (where the
-    // run reads it; the compiler drops the rest) and added to every output that reads it, each
-    // output receiving its terms of a row in column order.
-    const int ty = vg_tid() / SSIM_DS, s = vg_tid() % SSIM_DS;
-    double acc[SSIM_DL];
-#pragma unroll
-    for (int v = 0; v < SSIM_LPF_LEN; ++v) {
-        const float *even = &tile[0][2 * ty + v][s * SSIM_DL];
-        const float *odd = &tile[1][2 * ty + v][s * SSIM_DL];
-#pragma unroll
-        for (int j = 0; j < 2 * SSIM_DL + SSIM_LPF_LEN - 2; ++j) {
-            const float in = (j & 1) ? odd[j >> 1] : even[j >> 1];
-            double p[SSIM_LPF_LEN / 2 + 1];
-#pragma unroll
-            for (int k = 0; k <= SSIM_LPF_LEN / 2; ++k)
-                p[k] = (double)(in * SSIM_LPF[v * SSIM_LPF_LEN + k]);
-#pragma unroll
-            for (int o = 0; o < SSIM_DL; ++o) {
-                const int u = j - 2 * o;
-                if (u < 0 || u >= SSIM_LPF_LEN) continue;
-                if (v == 0 && u == 0) acc[o] = 0.0;
-                acc[o] += p[u <= SSIM_LPF_LEN / 2 ? u : SSIM_LPF_LEN - 1 - u];
-            }
+        for (int r = vg_tid() / SSIM_DIW; r < SSIM_DIH; r += SSIM_DLOAD) {
+            int yy = ssim_mirror(2 * y0 - c + r, h);
+            yy = yy < 0 ? 0 : (yy > h - 1 ? h - 1 : yy);
+            tile[q & 1][r][q >> 1] = src[(vg_i64)yy * w + xx];
         }
     }
-    __syncthreads();  // every thread has read the tile: it takes the outputs
-    float *out = &tile[0][0][0];
-#pragma unroll
-    for (int o = 0; o < SSIM_DL; ++o) out[ty * SSIM_DOW + s * SSIM_DL + o] = (float)acc[o];
     __syncthreads();
-    const int cols = sw - x0 < SSIM_DOW ? sw - x0 : SSIM_DOW;
-    for (int i = vg_tid(); i < SSIM_DROWS * SSIM_DOW; i += VG_BLOCK) {
-        const int r = i / SSIM_DOW, q = i % SSIM_DOW;
-        if (q < cols && y0 + r < sh) dst[(vg_i64)(y0 + r) * sw + x0 + q] = out[i];
+    const int tx = vg_tid() % SSIM_DW, ty = vg_tid() / SSIM_DW;
+    const int x = x0 + tx, y = y0 + ty;
+    if (x >= sw || y >= sh) return;
+    // Rows outer, columns inner, as _iqa_filter_pixel: window column u is tile column
+    // 2 tx + u, window row v tile row 2 ty + v.
+    double sum = 0.0;
+#pragma unroll
+    for (int v = 0; v < SSIM_LPF_LEN; ++v) {
+#pragma unroll
+        for (int u = 0; u < SSIM_LPF_LEN; ++u)
+            sum += (double)(tile[u & 1][2 * ty + v][tx + (u >> 1)] * SSIM_LPF[v * SSIM_LPF_LEN + u]);
     }
+    dst[(vg_i64)y * sw + x] = (float)sum;
 }
 
 // The value of map Q (0..4: r, d, r*r, d*d, r*d; ssim_tools.c's maps) at one position.
@@ -261,7 +233,7 @@ VG_INLINE void ssim_gauss_run(const float *r, const float *d, int is, float *out
     }
 }
 
-// One map of ssim_hconv's tile: every thread its run of SSIM_HL outputs into obuf, then the
+// Map Q of ssim_hconv's tile: every thread its run of SSIM_HL outputs into obuf, then the
 // block stores obuf's rows.
 template <int Q>
 VG_INLINE void ssim_hconv_map(const float *rin, const float *din, float *obuf, int x0, int y0,
@@ -277,34 +249,38 @@ VG_INLINE void ssim_hconv_map(const float *rin, const float *din, float *obuf, i
         if (c < cols && y0 + rr < h)
             out[Q * plane + (vg_i64)(y0 + rr) * dw + x0 + c] = obuf[rr * SSIM_HOW + c];
     }
-    __syncthreads();  // obuf is free for the next map
 }
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 ssim_hconv(const float *__restrict__ r, const float *__restrict__ d, int w, int h,
            float *__restrict__ out) {
     // rin, din: the tile's input rows y0 .. y0 + SSIM_HR - 1, columns x0 .. x0 + SSIM_HIW - 1
-    // (0 past the plane: read only by outputs past it, which are not stored).
+    // (0 past the plane: read only by outputs past it, which are not stored); only those the
+    // block's map reads.
     __shared__ float rin[SSIM_HR * SSIM_HIW];
     __shared__ float din[SSIM_HR * SSIM_HIW];
     __shared__ float obuf[SSIM_HR * SSIM_HOW];
     const int dw = w - SSIM_GLEN + 1;
+    const int q = (int)(blockIdx.x % 5), tile = (int)(blockIdx.x / 5);
     const int tiles_x = (dw + SSIM_HOW - 1) / SSIM_HOW;
-    const int x0 = (int)(blockIdx.x % tiles_x) * SSIM_HOW;
-    const int y0 = (int)(blockIdx.x / tiles_x) * SSIM_HR;
+    const int x0 = (tile % tiles_x) * SSIM_HOW;
+    const int y0 = (tile / tiles_x) * SSIM_HR;
+    const bool use_r = q != 1 && q != 3, use_d = q != 0 && q != 2;
     for (int i = vg_tid(); i < SSIM_HR * SSIM_HIW; i += VG_BLOCK) {
         const int rr = i / SSIM_HIW, c = i % SSIM_HIW;
         const int y = y0 + rr, x = x0 + c;
         const bool in = y < h && x < w;
-        rin[i] = in ? r[(vg_i64)y * w + x] : 0.0f;
-        din[i] = in ? d[(vg_i64)y * w + x] : 0.0f;
+        if (use_r) rin[i] = in ? r[(vg_i64)y * w + x] : 0.0f;
+        if (use_d) din[i] = in ? d[(vg_i64)y * w + x] : 0.0f;
     }
     __syncthreads();
-    ssim_hconv_map<0>(rin, din, obuf, x0, y0, dw, h, out);
-    ssim_hconv_map<1>(rin, din, obuf, x0, y0, dw, h, out);
-    ssim_hconv_map<2>(rin, din, obuf, x0, y0, dw, h, out);
-    ssim_hconv_map<3>(rin, din, obuf, x0, y0, dw, h, out);
-    ssim_hconv_map<4>(rin, din, obuf, x0, y0, dw, h, out);
+    switch (q) {
+        case 0: ssim_hconv_map<0>(rin, din, obuf, x0, y0, dw, h, out); break;
+        case 1: ssim_hconv_map<1>(rin, din, obuf, x0, y0, dw, h, out); break;
+        case 2: ssim_hconv_map<2>(rin, din, obuf, x0, y0, dw, h, out); break;
+        case 3: ssim_hconv_map<3>(rin, din, obuf, x0, y0, dw, h, out); break;
+        default: ssim_hconv_map<4>(rin, din, obuf, x0, y0, dw, h, out); break;
+    }
 }
 
 // ssim_terms (L: l, c, s) and ssim_terms_cs (c and s only).

@@ -18,7 +18,7 @@ use super::ssim::{GAUSSIAN_LEN, IqaSsim, decimate, iqa_ssim, plane_to_float};
 /// Number of scales (iqa/ssim_tools.h `SCALES`).
 pub const SCALES: usize = 5;
 
-pub(crate) const LPF_LEN: usize = 9;
+const LPF_LEN: usize = 9;
 
 /// The 9x9 low-pass filter used between scales (ms_ssim.c `g_lpf`, row-major).
 #[rustfmt::skip]
