@@ -24,12 +24,8 @@
 //       (b % tiles_x) * SSIM_DW, row (b / tiles_x) * SSIM_DH (tiles_x = ceil(sw / SSIM_DW)),
 //       from its input window staged in shared memory.
 //   ssim_hconv(const float *r, const float *d, int w, int h, float *out)
-//       grid 5 * ceil(dw / SSIM_HOW) * ceil(h / SSIM_HR), dw = w - 10: the horizontal pass of
-//       the 11-tap Gaussian ("valid" output) of r, d, r*r, d*d, r*d: out holds 5 planes of
-//       dw x h, in that order. Block b computes map b % 5 of the tile t = b / 5 of SSIM_HOW x
-//       SSIM_HR outputs at column (t % tiles_x) * SSIM_HOW, row (t / tiles_x) * SSIM_HR
-//       (tiles_x = ceil(dw / SSIM_HOW)) from its input rows staged in shared memory; a thread
-//       computes a run of SSIM_HL outputs of a row.
+//       grid ceil(dw * h / VG_BLOCK), dw = w - 10: the horizontal pass of the 11-tap Gaussian
+//       ("valid" output) of r, d, r*r, d*d, r*d: out holds 5 planes of dw x h, in that order.
 //   ssim_terms(const float *hc, int dw, int h, float c1, float c2, float c3, double *l,
 //              double *c, float *s, double *part)
 //       grid ceil(dw / SSIM_TW) * ceil(dh / SSIM_TH), dh = h - 10: the vertical pass of the 5
@@ -64,13 +60,6 @@
 #define SSIM_TH (SSIM_TR * SSIM_TY)
 // The input rows of a tile of ssim_terms (its vertical window).
 #define SSIM_VR (SSIM_TH + SSIM_GLEN - 1)
-// ssim_hconv's tile: SSIM_HR rows of SSIM_HOW outputs, SSIM_HS runs of SSIM_HL outputs a row (a
-// thread a run; SSIM_HL odd, so that a warp's threads read distinct shared-memory banks).
-#define SSIM_HL 15
-#define SSIM_HS 32
-#define SSIM_HR (VG_BLOCK / SSIM_HS)
-#define SSIM_HOW (SSIM_HS * SSIM_HL)
-#define SSIM_HIW (SSIM_HOW + SSIM_GLEN - 1)
 
 // iqa/ssim_tools.h: g_gaussian_window_h (= g_gaussian_window_v).
 __constant__ float SSIM_GAUSS[SSIM_GLEN] = {0.001028f, 0.007599f, 0.036001f, 0.109361f,
@@ -233,54 +222,55 @@ VG_INLINE void ssim_gauss_run(const float *r, const float *d, int is, float *out
     }
 }
 
-// Map Q of ssim_hconv's tile: every thread its run of SSIM_HL outputs into obuf, then the
-// block stores obuf's rows.
-template <int Q>
-VG_INLINE void ssim_hconv_map(const float *rin, const float *din, float *obuf, int x0, int y0,
-                              int dw, int h, float *__restrict__ out) {
-    const int row = vg_tid() / SSIM_HS, seg = vg_tid() % SSIM_HS;
-    const int at = row * SSIM_HIW + seg * SSIM_HL;
-    ssim_gauss_run<SSIM_HL, Q>(rin + at, din + at, 1, obuf + row * SSIM_HOW + seg * SSIM_HL, 1);
-    __syncthreads();
-    const vg_i64 plane = (vg_i64)dw * h;
-    const int cols = dw - x0 < SSIM_HOW ? dw - x0 : SSIM_HOW;
-    for (int i = vg_tid(); i < SSIM_HR * SSIM_HOW; i += VG_BLOCK) {
-        const int rr = i / SSIM_HOW, c = i % SSIM_HOW;
-        if (c < cols && y0 + rr < h)
-            out[Q * plane + (vg_i64)(y0 + rr) * dw + x0 + c] = obuf[rr * SSIM_HOW + c];
-    }
+// (double)f computed on the integer pipe: the sign, the exponent rebased from 127 to 1023, the
+// 23 mantissa bits at the top of the 52. Equal to (double)f for zero and every normal f (checked
+// for all 2^32 floats on the host); for subnormal, infinite and NaN f it sets *other and returns
+// another value (the caller then converts again with the conversion instruction).
+VG_INLINE double ssim_f2d_int(float f, bool *other) {
+    const vg_u32 u = __float_as_uint(f);
+    const vg_u32 a = u & 0x7fffffffu;
+    *other |= a - 0x00800000u >= 0x7f000000u && a != 0u;
+    const vg_u32 hi = a == 0u ? u : (((vg_u32)((vg_i32)u >> 3) & 0x8fffffffu) + 0x38000000u);
+    return __hiloint2double((int)hi, (int)(u << 29));
 }
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 ssim_hconv(const float *__restrict__ r, const float *__restrict__ d, int w, int h,
            float *__restrict__ out) {
-    // rin, din: the tile's input rows y0 .. y0 + SSIM_HR - 1, columns x0 .. x0 + SSIM_HIW - 1
-    // (0 past the plane: read only by outputs past it, which are not stored); only those the
-    // block's map reads.
-    __shared__ float rin[SSIM_HR * SSIM_HIW];
-    __shared__ float din[SSIM_HR * SSIM_HIW];
-    __shared__ float obuf[SSIM_HR * SSIM_HOW];
     const int dw = w - SSIM_GLEN + 1;
-    const int q = (int)(blockIdx.x % 5), tile = (int)(blockIdx.x / 5);
-    const int tiles_x = (dw + SSIM_HOW - 1) / SSIM_HOW;
-    const int x0 = (tile % tiles_x) * SSIM_HOW;
-    const int y0 = (tile / tiles_x) * SSIM_HR;
-    const bool use_r = q != 1 && q != 3, use_d = q != 0 && q != 2;
-    for (int i = vg_tid(); i < SSIM_HR * SSIM_HIW; i += VG_BLOCK) {
-        const int rr = i / SSIM_HIW, c = i % SSIM_HIW;
-        const int y = y0 + rr, x = x0 + c;
-        const bool in = y < h && x < w;
-        if (use_r) rin[i] = in ? r[(vg_i64)y * w + x] : 0.0f;
-        if (use_d) din[i] = in ? d[(vg_i64)y * w + x] : 0.0f;
+    const vg_i64 n = (vg_i64)dw * h;
+    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
+    if (i >= n) return;
+    const int x = (int)(i % dw), y = (int)(i / dw);
+    const float *rr = r + (vg_i64)y * w + x;
+    const float *dd = d + (vg_i64)y * w + x;
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, a4 = 0.0;
+    // The r*d map's products are widened on the integer pipe (ssim_f2d_int), the others by
+    // the conversion instruction: the XU pipe, which the 55 conversions an output otherwise
+    // keep busy (89% in ncu), shares the work with the ALU pipe.
+    bool other = false;
+#pragma unroll
+    for (int u = 0; u < SSIM_GLEN; ++u) {
+        const float k = SSIM_GAUSS[u];
+        const float p = rr[u], q = dd[u];
+        a0 += (double)(p * k);
+        a1 += (double)(q * k);
+        a2 += (double)((p * p) * k);
+        a3 += (double)((q * q) * k);
+        a4 += ssim_f2d_int((p * q) * k, &other);
     }
-    __syncthreads();
-    switch (q) {
-        case 0: ssim_hconv_map<0>(rin, din, obuf, x0, y0, dw, h, out); break;
-        case 1: ssim_hconv_map<1>(rin, din, obuf, x0, y0, dw, h, out); break;
-        case 2: ssim_hconv_map<2>(rin, din, obuf, x0, y0, dw, h, out); break;
-        case 3: ssim_hconv_map<3>(rin, din, obuf, x0, y0, dw, h, out); break;
-        default: ssim_hconv_map<4>(rin, din, obuf, x0, y0, dw, h, out); break;
+    if (other) {
+        // A subnormal (or infinite, or NaN) product: the r*d sum again, every product converted
+        // by the instruction.
+        a4 = 0.0;
+#pragma unroll 1
+        for (int u = 0; u < SSIM_GLEN; ++u) a4 += (double)((rr[u] * dd[u]) * SSIM_GAUSS[u]);
     }
+    out[i] = (float)a0;
+    out[n + i] = (float)a1;
+    out[2 * n + i] = (float)a2;
+    out[3 * n + i] = (float)a3;
+    out[4 * n + i] = (float)a4;
 }
 
 // ssim_terms (L: l, c, s) and ssim_terms_cs (c and s only).

@@ -766,3 +766,111 @@ fn psnr_hvs_float_sum_equals_sequential() {
         bad.join("\n")
     );
 }
+
+/// `ssim_hconv` widens the r*d products on the integer pipe and takes the conversion
+/// instruction again for an output with a subnormal, infinite or NaN product: every kind of
+/// product, against the C code's horizontal pass (float products widened to double, added from
+/// 0.0 in tap order, rounded to float).
+#[test]
+fn hconv_widens_every_kind_of_product_as_the_c_code() {
+    let Some(exe) = emulator() else { return };
+    // iqa/ssim_tools.h g_gaussian_window_h.
+    const G: [f32; 11] = [
+        0.001028, 0.007599, 0.036001, 0.109361, 0.213006, 0.266012, 0.213006, 0.109361, 0.036001,
+        0.007599, 0.001028,
+    ];
+    let (w, h) = (40usize, 6usize);
+    let dw = w - 10;
+    // Row by row: ordinary samples; zeros and negatives; products below the normal range (and
+    // some that underflow to zero); products that overflow to infinity; NaN; a mix.
+    let value = |y: usize, x: usize, which: u32| -> f32 {
+        let s = (x as f32 + 1.0) * if which == 0 { 1.0 } else { 0.75 };
+        match y {
+            0 => s * 3.1,
+            1 => [0.0, -0.0, -s, s][x % 4],
+            2 => [1e-20, 3e-21, -2e-22, 1e-19, 5.0][x % 5],
+            3 => [3e38, -2e30, 7.0, 1e10][x % 4],
+            4 => [f32::NAN, 1.0, 2.0][x % 3],
+            _ => [1e-20, 0.0, 2.5e19, -1.5, 1e-30, 4e-39][x % 6],
+        }
+    };
+    let r: Vec<f32> = (0..h * w).map(|i| value(i / w, i % w, 0)).collect();
+    let d: Vec<f32> = (0..h * w).map(|i| value(i / w, i % w, 1)).collect();
+    let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let rr = Region {
+        off: 0,
+        bytes: 4 * w * h,
+    };
+    let dr = Region {
+        off: 4 * w * h,
+        bytes: 4 * w * h,
+    };
+    let out = Region {
+        off: 8 * w * h,
+        bytes: 4 * 5 * dw * h,
+    };
+    let arena = out.off + out.bytes;
+    let launch = Launch {
+        kernel: Kernel::SsimHconv,
+        grid: ((dw * h).div_ceil(256) as u32, 1),
+        args: vec![
+            KArg::Ptr(rr),
+            KArg::Ptr(dr),
+            KArg::I32(w as i32),
+            KArg::I32(h as i32),
+            KArg::Ptr(out),
+        ],
+        metric: "ssim",
+    };
+    let got = emulate(
+        exe,
+        arena,
+        &[],
+        &[(rr, bytes(&r)), (dr, bytes(&d))],
+        &[launch],
+    );
+    let mut bad = Vec::new();
+    let mut kinds = [0usize; 4]; // zero, subnormal, infinite, NaN products seen
+    for y in 0..h {
+        for x in 0..dw {
+            for (q, name) in ["r", "d", "r*r", "d*d", "r*d"].iter().enumerate() {
+                let mut sum = 0.0f64;
+                for (u, &k) in G.iter().enumerate() {
+                    let (p, s) = (r[y * w + x + u], d[y * w + x + u]);
+                    let m = [p, s, p * p, s * s, p * s][q];
+                    let prod = m * k;
+                    if q == 4 {
+                        let c = prod.classify();
+                        let i = [
+                            std::num::FpCategory::Zero,
+                            std::num::FpCategory::Subnormal,
+                            std::num::FpCategory::Infinite,
+                            std::num::FpCategory::Nan,
+                        ]
+                        .iter()
+                        .position(|&k| k == c);
+                        if let Some(i) = i {
+                            kinds[i] += 1;
+                        }
+                    }
+                    sum += f64::from(prod);
+                }
+                let want = sum as f32;
+                let at = out.off + 4 * (q * dw * h + y * dw + x);
+                let g = f32::from_le_bytes(got[at..at + 4].try_into().unwrap());
+                if g.to_bits() != want.to_bits() && !(g.is_nan() && want.is_nan()) {
+                    bad.push(format!("({x}, {y}) {name}: kernel {g:e}, C code {want:e}"));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "hconv: r*d products zero {}, subnormal {}, infinite {}, NaN {}",
+        kinds[0], kinds[1], kinds[2], kinds[3]
+    );
+    assert!(
+        kinds.iter().all(|&k| k > 0),
+        "every kind of product: {kinds:?}"
+    );
+    assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
+}

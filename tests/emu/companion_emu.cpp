@@ -52,6 +52,14 @@ static inline unsigned __float_as_uint(float f) {
     return u;
 }
 
+static inline double __hiloint2double(int hi, int lo) {
+    const unsigned long long b =
+        ((unsigned long long)(unsigned)hi << 32) | (unsigned long long)(unsigned)lo;
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
 #include "../../kernels/compat.h"
 #include "../../kernels/psnr.cu"
 #include "../../kernels/ssim.cu"

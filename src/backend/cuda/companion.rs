@@ -418,11 +418,6 @@ fn launch_ssim_decimate_lpf(src: Region, (w, h): (usize, usize), dst: Region) ->
     }
 }
 
-/// `SSIM_HL`, `SSIM_HS` in kernels/ssim.cu: a thread of `ssim_hconv` computes a run of
-/// `SSIM_HL` outputs of a row, `SSIM_HS` threads a row of its block's tile.
-const SSIM_HL: usize = 15;
-const SSIM_HS: usize = 32;
-
 /// `ssim_hconv`: `r`, `d` are `w` x `h` floats (w, h >= 11), `out` receives 5 planes of
 /// `(w - 10) x h` floats.
 fn launch_ssim_hconv(
@@ -436,12 +431,9 @@ fn launch_ssim_hconv(
     need(r, 4 * w * h, "ssim_hconv r");
     need(d, 4 * w * h, "ssim_hconv d");
     need(out, 4 * 5 * (w - 10) * h, "ssim_hconv out");
-    // One block a map of a tile of SSIM_HR rows of SSIM_HS * SSIM_HL outputs.
-    let tile_w = SSIM_HS * SSIM_HL;
-    let tiles = 5 * (w - 10).div_ceil(tile_w) * h.div_ceil(BLOCK as usize / SSIM_HS);
     Launch {
         kernel: Kernel::SsimHconv,
-        grid: (i32_of(tiles) as u32, 1),
+        grid: (blocks((w - 10) * h, BLOCK as usize), 1),
         args: vec![
             KArg::Ptr(r),
             KArg::Ptr(d),
@@ -2942,8 +2934,6 @@ mod tests {
             ("SSIM_DW", SSIM_DW),
             ("SSIM_TW", SSIM_TW),
             ("SSIM_TY", SSIM_TY),
-            ("SSIM_HL", SSIM_HL),
-            ("SSIM_HS", SSIM_HS),
         ] {
             assert_eq!(define(name), v.to_string(), "{name}");
         }
