@@ -370,16 +370,14 @@ VG_INLINE void ssim_terms_body(const float *__restrict__ hc, int dw, int h, floa
     if (vg_tid() < NP) part[(vg_i64)blockIdx.x * NP + vg_tid()] = red[vg_tid() * VG_BLOCK];
 }
 
-// Three blocks an SM (the shared memory allows four): 80 registers, where the compiler's own
-// choice, 64, spilled.
-extern "C" __global__ void __launch_bounds__(VG_BLOCK, 3)
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 ssim_terms(const float *__restrict__ hc, int dw, int h, float c1, float c2, float c3,
            double *__restrict__ l_out, double *__restrict__ c_out, float *__restrict__ s_out,
            double *__restrict__ part) {
     ssim_terms_body<true>(hc, dw, h, c1, c2, c3, l_out, c_out, s_out, part);
 }
 
-extern "C" __global__ void __launch_bounds__(VG_BLOCK, 3)
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 ssim_terms_cs(const float *__restrict__ hc, int dw, int h, float c2, float c3,
               double *__restrict__ c_out, float *__restrict__ s_out, double *__restrict__ part) {
     ssim_terms_body<false>(hc, dw, h, 0.0f, c2, c3, 0, c_out, s_out, part);
