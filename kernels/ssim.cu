@@ -35,10 +35,10 @@
 //       planes staged in shared memory; threads q * SSIM_TW + t (q < 5) compute the vertical
 //       pass of plane q, column t, all SSIM_TH rows; then thread t computes the terms of the
 //       pixels of column t % SSIM_TW at rows t / SSIM_TW + k * SSIM_TR (k < SSIM_TY), one
-//       after the other. part receives SSIM_PARTS
-//       doubles per block: for each of l*c*s, l, c, s (in that order) the block's sum of the
-//       terms, of their magnitudes, and of the magnitudes times (n - i) (i the pixel's
-//       row-major index, n = dw * dh): each thread adds its pixels' in order, then a tree sum
+//       after the other. part receives SSIM_PARTS doubles per block: for each of l*c*s, l,
+//       c, s (in that order) the block's sum of the terms, of their magnitudes, and of the
+//       magnitudes times (n - i) (i the pixel's row-major index, n = dw * dh): each thread
+//       adds its pixels' in order, then a tree sum
 //       over the block (stride 128, 64, ..., 1), so a term passes through at most
 //       SSIM_TY - 1 + 8 additions here (one block sum, with its 8 barriers, per SSIM_TY pixels
 //       a thread).
@@ -187,26 +187,20 @@ ssim_decimate_lpf(const float *__restrict__ src, int w, int h, int sw, int sh,
     dst[(vg_i64)y * sw + x] = (float)sum;
 }
 
-// The value of map Q (0..4: r, d, r*r, d*d, r*d; ssim_tools.c's maps) at one position.
-template <int Q>
-VG_INLINE float ssim_map(float r, float d) {
-    return Q == 0 ? r : Q == 1 ? d : Q == 2 ? r * r : Q == 3 ? d * d : r * d;
-}
-
-// A run of L outputs of the 11-tap Gaussian ("valid": output o reads inputs o .. o + 10) of map
-// Q of the inputs r[j * is], d[j * is] (j < L + 10), written as floats to out[o * os].
-// Output o is, as _iqa_convolve computes it, 0.0 plus (double)(m(o + u) * g[u]) for u = 0, 1,
-// ..., 10 in that order, rounded to float. The window is symmetric (g[u] = g[10 - u]), so input
-// j's products are the 6 values m(j) * g[k], k <= 5: each is computed and converted to double
-// once (where the run reads it; the compiler drops the rest) and added to every output of the
-// run that reads it. Input j is output (j - u)'s term u, so each output still receives its
-// terms in tap order; the L outputs' sums live in 11 registers, output o in o % 11.
-template <int L, int Q>
-VG_INLINE void ssim_gauss_run(const float *r, const float *d, int is, float *out, int os) {
+// A run of L outputs of the 11-tap Gaussian ("valid": output o reads inputs o .. o + 10) of the
+// inputs in[j * is] (j < L + 10), written as floats to out[o * os]. Output o is, as
+// _iqa_convolve computes it, 0.0 plus (double)(in[o + u] * g[u]) for u = 0, 1, ..., 10 in that
+// order, rounded to float. The window is symmetric (g[u] = g[10 - u]), so input j's products are
+// the 6 values in[j] * g[k], k <= 5: each is computed and converted to double once (where the
+// run reads it; the compiler drops the rest) and added to every output of the run that reads
+// it. Input j is output (j - u)'s term u, so each output still receives its terms in tap order;
+// the L outputs' sums live in 11 registers, output o in o % 11.
+template <int L>
+VG_INLINE void ssim_gauss_run(const float *in, int is, float *out, int os) {
     double acc[SSIM_GLEN];
 #pragma unroll
     for (int j = 0; j < L + SSIM_GLEN - 1; ++j) {
-        const float m = ssim_map<Q>(r[j * is], d[j * is]);
+        const float m = in[j * is];
         double p[SSIM_GLEN / 2 + 1];
 #pragma unroll
         for (int k = 0; k <= SSIM_GLEN / 2; ++k) p[k] = (double)(m * SSIM_GAUSS[k]);
@@ -316,7 +310,7 @@ VG_INLINE void ssim_terms_body(const float *__restrict__ hc, int dw, int h, floa
     if (vg_tid() < 5 * SSIM_TW) {
         const int q = vg_tid() / SSIM_TW, t = vg_tid() % SSIM_TW;
         const float *col = tile + q * SSIM_VR * SSIM_TW + t;
-        ssim_gauss_run<SSIM_TH, 0>(col, col, SSIM_TW, vc + q * SSIM_TH * SSIM_TW + t, SSIM_TW);
+        ssim_gauss_run<SSIM_TH>(col, SSIM_TW, vc + q * SSIM_TH * SSIM_TW + t, SSIM_TW);
     }
     __syncthreads();
     const int x = tx0 + vg_tid() % SSIM_TW;

@@ -372,8 +372,7 @@ fn ssim_equals_cpu() {
         &LAYOUTS[3..],
     );
     compare(SSIM, &[(400, 390), (700, 768)], &[8, 16], &LAYOUTS[3..]);
-    // Scale 1 and wider than one tile of ssim_hconv (480 outputs): three tiles a row, the last
-    // one partial.
+    // Scale 1, a thousand columns: 31 tiles of ssim_terms a row, the last one partial.
     compare(SSIM, &[(1001, 255)], &[8], &LAYOUTS[3..]);
 }
 
@@ -386,7 +385,7 @@ fn ms_ssim_equals_cpu() {
         &[8, 10, 12, 16],
         &LAYOUTS[3..],
     );
-    // Level 0 wider than one tile of ssim_hconv (480 outputs).
+    // A thousand columns at level 0, 63 at level 4.
     compare(MS_SSIM, &[(1001, 177)], &[10], &LAYOUTS[3..]);
 }
 
