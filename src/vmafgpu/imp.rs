@@ -877,7 +877,8 @@ impl VmafGpu {
                 change,
                 (state.host_planes, state.host_chroma),
                 // Waiting pays off only when a pair's GPU work is short (see below).
-                state.backend_name != "cpu" && !state.settings.companions.any(),
+                state.backend_name == "cuda"
+                    || (state.backend_name != "cpu" && !state.settings.companions.any()),
             )
         };
         if segment_change {
@@ -976,10 +977,10 @@ impl VmafGpu {
         // frame), about a millisecond after pair n arrived, and this thread has nothing else to
         // do until the next pair: wait for it, so that its message goes out now instead of with
         // the next pair (a frame period later). Not on the CPU backend, where waiting would
-        // leave its worker threads one frame at a time, nor with companion metrics, whose
-        // ordered host sums take a pair about 15 ms at 1080p: waiting would serialise the
-        // pairs (1080p60 with all five fell behind, frames queued, 89 ms after the next pair);
-        // without it they overlap and each message goes out with a following pair.
+        // leave its worker threads one frame at a time, nor with companion metrics computed on
+        // the host (HIP's), whose work per pair is long: waiting would serialise the pairs.
+        // CUDA computes the companion metrics on the GPU too (their sums finish there; the
+        // host adds terms only for the rare frame the bound does not decide).
         let frames = if gpu && self.obj().latency().is_some() {
             let mut frames = frames;
             match self.with_scorer(|s| s.poll(true))? {
