@@ -639,3 +639,139 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
         bad.join("\n")
     );
 }
+
+/// The companion metrics copy the luma planes VMAF uploaded (on the device) instead of
+/// uploading them again: over many frames of distinct content, more than the backend's slots
+/// and the companions' ring buffers hold at once (so every buffer is reused while other frames
+/// are in flight), each frame's companion scores through `push`, `push_shared_with_chroma`
+/// from pageable and from pinned memory equal the CPU backend's for that frame (CIEDE2000
+/// within its bound): a frame scored on another frame's luma, or on a buffer rewritten before
+/// its copy, would not.
+#[test]
+fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
+    use gstvmafgpu::backend::HostChroma;
+    use gstvmafgpu::backend::cuda::companion::{MAX_RING, ciede_bound};
+    use gstvmafgpu::engine::Companions;
+    let test = "companions_on_vmafs_luma_over_many_frames_equal_cpu";
+    use ChromaFormat::*;
+    let n = 3 * (cuda::SLOTS + MAX_RING);
+    let cfg = ScorerConfig {
+        companions: Companions {
+            psnr: true,
+            ssim: true,
+            ms_ssim: true,
+            ciede: true,
+            psnr_hvs: true,
+        },
+        ..Default::default()
+    };
+    let Some((mut gpu, pinned)) = cuda_or_skip(test, &cfg) else {
+        return;
+    };
+    let mut cpu = Scorer::new(ScorerConfig {
+        backend: BackendKind::Cpu,
+        ..cfg.clone()
+    })
+    .unwrap();
+    let mut bad = Vec::new();
+    for (w, h, bpc, format) in [(321usize, 243usize, 8u8, Yuv420), (250, 186, 10, Yuv422)] {
+        let g = (w, h, bpc);
+        let f = (format, false);
+        let label = format!("{w}x{h} {bpc}-bit {format:?}");
+        // Distinct content each frame: other noise, other seeds, moving gradients.
+        let frames: Vec<[Yuv; 2]> = (0..n)
+            .map(|i| {
+                let t = i as f64 * 0.13;
+                let i = i as u64;
+                [
+                    yuv(g, f, t, 1 + i % 3, 5 + 2 * i),
+                    yuv(g, f, t, 2 + i % 5, 1001 + 3 * i),
+                ]
+            })
+            .collect();
+        fn pictures<'a>(
+            [(r, ra), (d, da)]: &'a [Yuv; 2],
+            g: (usize, usize, u8),
+            f: (ChromaFormat, bool),
+        ) -> (Picture<'a>, Picture<'a>) {
+            (yuv_picture(r, ra, g, f), yuv_picture(d, da, g, f))
+        }
+        let mut want = Vec::new();
+        for fr in &frames {
+            let (rp, dp) = pictures(fr, g, f);
+            want.extend(cpu.push(&rp, &dp).unwrap());
+        }
+        want.extend(cpu.finish().unwrap().0);
+        let (cw, ch) = format.libvmaf_chroma_size(w, h).unwrap();
+        for route in ["push", "pageable", "pinned"] {
+            let mut got = Vec::new();
+            for fr in &frames {
+                let (rp, dp) = pictures(fr, g, f);
+                if route == "push" {
+                    got.extend(gpu.push(&rp, &dp).unwrap());
+                    continue;
+                }
+                let host = |(b, at): &Yuv| {
+                    let owner: Arc<dyn HostBytes> = if route == "pinned" {
+                        let mut p: PinnedHostBuf = pinned.alloc(b.len()).expect("pinned");
+                        p.as_mut().copy_from_slice(b);
+                        Arc::new(p)
+                    } else {
+                        Arc::new(b.to_vec())
+                    };
+                    let plane = |p: usize, (pw, ph): (usize, usize)| {
+                        HostPlane::new(Arc::clone(&owner), at[p].0, at[p].1, pw, ph, bpc).unwrap()
+                    };
+                    (plane(0, (w, h)), [plane(1, (cw, ch)), plane(2, (cw, ch))])
+                };
+                let ((rl, rc), (dl, dc)) = (host(&fr[0]), host(&fr[1]));
+                let chroma = HostChroma::Planar {
+                    reference: rc,
+                    distorted: dc,
+                };
+                got.extend(
+                    gpu.push_shared_with_chroma(&rp, &dp, rl, dl, Some(chroma))
+                        .unwrap(),
+                );
+            }
+            got.extend(gpu.finish().unwrap().0);
+            if got.len() != want.len() || got.len() != n {
+                bad.push(format!(
+                    "{label} {route}: {} frames, the CPU {} of {n}",
+                    got.len(),
+                    want.len()
+                ));
+            }
+            for (gf, cf) in got.iter().zip(&want) {
+                if gf.metrics.len() != cf.metrics.len() {
+                    bad.push(format!(
+                        "{label} {route}: frame {}: {} metrics vs {}",
+                        gf.index,
+                        gf.metrics.len(),
+                        cf.metrics.len()
+                    ));
+                }
+                for ((name, gv), (cname, cv)) in gf.metrics.iter().zip(&cf.metrics) {
+                    let ok = name == cname
+                        && if name == "ciede2000" {
+                            (gv - cv).abs() <= ciede_bound(w, h)
+                        } else {
+                            gv == cv
+                        };
+                    if !ok {
+                        bad.push(format!(
+                            "{label} {route}: frame {} {name} {gv:e} vs the CPU's {cname} {cv:e}",
+                            gf.index
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} failures:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}

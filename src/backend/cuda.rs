@@ -1005,9 +1005,48 @@ impl Worker {
         slot.uploaded
             .record(&slot.stream)
             .map_err(be("cuEventRecord"))?;
+        // The companion metrics on their own streams while this frame's VMAF kernels run
+        // (companion.rs: equal to the CPU code, CIEDE2000 within its documented bound). Their
+        // scores are summed when the frame's result is taken (result_of), while the GPU works
+        // on the following frames. Queued now, after the uploads and before VMAF's kernels, so
+        // that the luma they copy from this slot's buffers is there for them at once.
+        let t_companions = std::time::Instant::now();
+        let companions = if job.features && job.companions.any() {
+            let luma_bytes = n * if bpc == 8 { 1 } else { 2 };
+            let (rp, dp) = (dst(Buf::Ref), dst(Buf::Dis));
+            let stream = Arc::clone(&slot.stream);
+            let submitted = (|| {
+                let gpu = self.companion_gpu()?;
+                // The luma planes were just uploaded into this slot's buffers (compact rows,
+                // bytes at 8 bits, u16 above): the companions copy them from there.
+                let luma = companion::DeviceLuma {
+                    reference: rp,
+                    distorted: dp,
+                    bytes: luma_bytes.min(plane_bytes),
+                    stream: &stream,
+                };
+                let t = gpu.submit_sharing_luma(job, host, luma)?;
+                // Frames whose companion scores are pending, plus the one being queued.
+                let ring = gpu.ring_len();
+                self.depth.store(ring + 1, Ordering::Relaxed);
+                Ok(t)
+            })();
+            match submitted {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    // The uploads may still read the caller's planes (`keep`).
+                    let _ = self.slots[s].stream.synchronize();
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
+        self.companion_host.0 += t_companions.elapsed().as_secs_f64();
         // The range check (host planes of 9 to 15 bits): after the uploads and the zeroing,
         // into the RANGE word of the results; its verdict is read with them (result_of).
-        let checked = match (check_range, host, plan.range.clone()) {
+        let range = self.plan.as_ref().expect("plan set up").range.clone();
+        let checked = match (check_range, host, range) {
             (true, Some(x), Some(l)) => {
                 if let Err(e) = self.launch(s, &l) {
                     // The uploads may still read the caller's planes (`keep`).
@@ -1047,25 +1086,6 @@ impl Worker {
         slot.done
             .record(&slot.stream)
             .map_err(be("cuEventRecord"))?;
-        // The companion metrics on their own stream while this frame's VMAF kernels run
-        // (companion.rs: equal to the CPU code, CIEDE2000 within its documented bound).
-        // Their scores are summed when the frame's result is taken (result_of), while the GPU
-        // works on the following frames.
-        let t_companions = std::time::Instant::now();
-        let companions = if job.features && job.companions.any() {
-            let gpu = self.companion_gpu()?;
-            let t = match host {
-                Some(x) => gpu.submit_host(job, x)?,
-                None => gpu.submit(job)?,
-            };
-            // Frames whose companion scores are pending, plus the one being queued.
-            let ring = gpu.ring_len();
-            self.depth.store(ring + 1, Ordering::Relaxed);
-            Some(t)
-        } else {
-            None
-        };
-        self.companion_host.0 += t_companions.elapsed().as_secs_f64();
         let slot = &mut self.slots[s];
         slot.job = Some(InFlight {
             index: job.index,

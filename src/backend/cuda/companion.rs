@@ -2013,6 +2013,10 @@ struct Feed {
     base: u64,
     rb: Readback,
     outcome: Arc<Outcome>,
+    /// The luma planes came from VMAF's device buffers ([`DeviceLuma`]): recorded, on VMAF's
+    /// stream, after their copies into this frame's regions. The feeder uploads the other
+    /// planes only, and the frame's kernels wait for it.
+    luma: Option<Arc<CudaEvent>>,
 }
 
 /// The metrics, in the order of [`Launcher::metric`]'s streams ([`Launch::metric`]).
@@ -2065,6 +2069,10 @@ struct Frame {
     base: u64,
     /// [`ring_len`] ring buffers, each locked by the frame using it (see [`Readback`]).
     readbacks: Vec<Readback>,
+    /// One a ring buffer: recorded on VMAF's stream after a frame's luma copies from VMAF's
+    /// buffers into the ring buffer's regions ([`Feed::luma`]); outside the buffer's lock, so
+    /// that the worker records it without taking the lock.
+    luma_copied: Vec<Arc<CudaEvent>>,
     next: usize,
 }
 
@@ -2130,15 +2138,7 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
             Ok(()) => {
                 let mut rb = f.rb.lock().unwrap_or_else(|e| e.into_inner());
                 feeder_add(Stage::RingWait, t0);
-                let r = enqueue(
-                    &launcher,
-                    &pool,
-                    &f.plan,
-                    f.base,
-                    &mut rb,
-                    &f.job,
-                    f.host.as_ref(),
-                );
+                let r = enqueue(&launcher, &pool, &mut rb, &f);
                 if r.is_err() {
                     // What was queued may still run: let it finish before the buffers are
                     // reused.
@@ -2263,20 +2263,19 @@ fn launch(
     Ok(())
 }
 
-/// Queue a frame's uploads and launches, and the readback into `rb` (whose previous frame has
-/// been scored: nobody else reads it). The planes come from the job, or from the caller's
-/// memory (`host`): copied into staging, or uploaded from where they are when pinned. Returns
-/// whether an upload reads the caller's memory (then it must stay until `rb.up`).
-fn enqueue(
-    k: &Launcher,
-    pool: &super::StagePool,
-    plan: &Plan,
-    base: u64,
-    rb: &mut RingBuf,
-    job: &FrameJob,
-    host: Option<&HostFrame>,
-) -> Result<bool> {
+/// Queue frame `f`'s uploads and launches, and the readback into `rb` (whose previous frame
+/// has been scored: nobody else reads it). The planes come from the job, or from the caller's
+/// memory (`f.host`): copied into staging, or uploaded from where they are when pinned; the
+/// luma planes not at all where VMAF's copies of them are on their way (`f.luma`: the kernels
+/// wait for that event instead). Returns whether an upload reads the caller's memory (then it
+/// must stay until `rb.up`).
+fn enqueue(k: &Launcher, pool: &super::StagePool, rb: &mut RingBuf, f: &Feed) -> Result<bool> {
+    let (plan, base, job, host, luma) =
+        (&*f.plan, f.base, &f.job, f.host.as_ref(), f.luma.as_deref());
     let st = k.stream.cu_stream();
+    // Planes already on the device (the luma VMAF uploaded, copied there: Feed::luma).
+    let on_device =
+        |r: &Region| luma.is_some() && (Some(*r) == plan.staged[0] || Some(*r) == plan.staged[3]);
     // Each plane's region and where its bytes come from: an offset into staging, or the
     // caller's pinned memory.
     let t_stage = std::time::Instant::now();
@@ -2285,7 +2284,8 @@ fn enqueue(
     let mut off = 0;
     match host {
         None => {
-            let uploads = plan.uploads(job);
+            let mut uploads = plan.uploads(job);
+            uploads.retain(|(r, _)| !on_device(r));
             let total: usize = uploads.iter().map(|(r, _)| r.bytes).sum();
             let mut rest = rb.staging.slice_mut(0, total);
             let mut planes = Vec::with_capacity(uploads.len());
@@ -2303,6 +2303,9 @@ fn enqueue(
         Some(h) => {
             let mut copies = Vec::new();
             for (r, p) in plan.host_uploads(h)? {
+                if on_device(&r) {
+                    continue;
+                }
                 if super::uploads_directly(p) {
                     direct.push((r, p));
                 } else {
@@ -2340,6 +2343,10 @@ fn enqueue(
         for (r, p) in &direct {
             super::upload_2d(p, at(r), st)?;
         }
+    }
+    if let Some(e) = luma {
+        // The luma copies (queued on VMAF's stream) before the widening reads them.
+        k.stream.wait(e).map_err(be("cuStreamWaitEvent"))?;
     }
     let ev = be("cuEventRecord");
     let graphs = rb.graphs.as_ref();
@@ -2385,6 +2392,56 @@ fn enqueue(
     rb.done.record(&k.readback).map_err(ev)?;
     feeder_add(Stage::Queueing, t_queue);
     Ok(!direct.is_empty())
+}
+
+/// A frame's luma planes where VMAF's kernels read them: the backend's device buffers, filled
+/// by uploads queued on `stream` (compact rows: bytes at 8 bits, little-endian u16 above, as
+/// the companions' regions). [`CompanionGpu::submit_sharing_luma`] copies them from there on
+/// the device (a few microseconds) instead of uploading the planes a second time over PCIe
+/// (2 x 2 MB a pair at 1080p 8-bit, 2 x 16.6 MB at 4K 10-bit).
+pub struct DeviceLuma<'a> {
+    pub reference: u64,
+    pub distorted: u64,
+    /// The planes' bytes in those buffers (width x height x bytes a sample).
+    pub bytes: usize,
+    /// The stream the uploads into the buffers are queued on; the copies go there after
+    /// them, so that the buffers' next uploads (on the same stream) come after the copies.
+    pub stream: &'a CudaStream,
+}
+
+/// Whether luma planes VMAF uploaded are copied on the device rather than uploaded again
+/// (the default; VMAFGPU_COMPANION_DEVICE_LUMA=0 uploads them again: the same scores).
+fn device_luma() -> bool {
+    std::env::var("VMAFGPU_COMPANION_DEVICE_LUMA").as_deref() != Ok("0")
+}
+
+/// Queue the copies of `l`'s planes into the luma regions of ring buffer `ring` of `f` on
+/// `l.stream`, and record the ring buffer's `luma_copied` event after them. `None` (nothing
+/// queued) where the plan has no luma regions of `l`'s size.
+fn copy_luma(f: &Frame, ring: usize, l: &DeviceLuma<'_>) -> Result<Option<Arc<CudaEvent>>> {
+    let (Some(r), Some(d)) = (f.plan.staged[0], f.plan.staged[3]) else {
+        return Ok(None);
+    };
+    if r.bytes != l.bytes || d.bytes != l.bytes {
+        return Ok(None);
+    }
+    // Ring buffer i uses results slot i (setup).
+    let slot = ring;
+    let st = l.stream.cu_stream();
+    for (region, src) in [(r, l.reference), (d, l.distorted)] {
+        let dst = f.base + f.plan.device_offset(region, slot) as u64;
+        // SAFETY: the destination is the region's copy for ring buffer `slot`, inside the
+        // arena (check_launch and device_bytes at setup); no other frame uses it: its previous
+        // frame's scores are in (submit_with waits for the oldest pending frame before a ring
+        // buffer is handed out again), so its kernels are through, and this frame's kernels
+        // wait for `luma_copied`. The source holds `bytes` bytes (DeviceLuma's contract) and is
+        // overwritten only by uploads queued later on the same stream.
+        unsafe { result::memcpy_dtod_async(dst, src, l.bytes, st) }
+            .map_err(be("copy luma on the device"))?;
+    }
+    let ev = &f.luma_copied[ring];
+    ev.record(l.stream).map_err(be("cuEventRecord"))?;
+    Ok(Some(Arc::clone(ev)))
 }
 
 /// The companion metrics on one CUDA context: their own streams, kernels and buffers (allocated
@@ -2617,11 +2674,19 @@ impl CompanionGpu {
                 }
             }
         }
+        let luma_copied = (0..ring)
+            .map(|_| {
+                Ok(Arc::new(
+                    self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
         self.frame = Some(Frame {
             plan: Arc::new(plan),
             _arena: arena,
             base,
             readbacks,
+            luma_copied,
             next: 0,
         });
         Ok(())
@@ -2637,17 +2702,35 @@ impl CompanionGpu {
     /// Queue `job`'s companion metrics; [`CompanionGpu::take`] with the ticket returned gives
     /// the scores. Waits only when every ring buffer is pending (for the oldest).
     pub fn submit(&mut self, job: &FrameJob) -> Result<u64> {
-        self.submit_with(job, None)
+        self.submit_with(job, None, None)
     }
 
     /// [`CompanionGpu::submit`] for a job whose planes are in the caller's memory (`host`; the
     /// job's carry only the geometry): they are uploaded from there (copied into staging, or
     /// straight from pinned memory), and the caller's buffers are let go once uploaded.
     pub fn submit_host(&mut self, job: &FrameJob, host: &HostFrame) -> Result<u64> {
-        self.submit_with(job, Some(host))
+        self.submit_with(job, Some(host), None)
     }
 
-    fn submit_with(&mut self, job: &FrameJob, host: Option<&HostFrame>) -> Result<u64> {
+    /// [`CompanionGpu::submit`] or [`CompanionGpu::submit_host`] (with `host`) of a frame
+    /// whose luma planes VMAF has uploaded already (`luma`): they are copied on the device
+    /// instead of uploaded again (where the plan's luma regions have `luma`'s layout; else
+    /// uploaded as usual).
+    pub fn submit_sharing_luma(
+        &mut self,
+        job: &FrameJob,
+        host: Option<&HostFrame>,
+        luma: DeviceLuma<'_>,
+    ) -> Result<u64> {
+        self.submit_with(job, host, Some(luma))
+    }
+
+    fn submit_with(
+        &mut self,
+        job: &FrameJob,
+        host: Option<&HostFrame>,
+        luma: Option<DeviceLuma<'_>>,
+    ) -> Result<u64> {
         let ticket = self.next_ticket;
         self.next_ticket += 1;
         if !job.companions.any() {
@@ -2683,6 +2766,10 @@ impl CompanionGpu {
         let f = self.frame.as_mut().expect("set up");
         let ring = f.next;
         f.next = (ring + 1) % f.readbacks.len();
+        let luma = match luma {
+            Some(l) if device_luma() => copy_luma(f, ring, &l)?,
+            _ => None,
+        };
         let outcome = Arc::new(Outcome::default());
         let item = Feed {
             submitted: std::time::Instant::now(),
@@ -2692,6 +2779,7 @@ impl CompanionGpu {
             base: f.base,
             rb: Arc::clone(&f.readbacks[ring]),
             outcome: Arc::clone(&outcome),
+            luma,
         };
         let sent = self.feeder.as_ref().is_some_and(|tx| tx.send(item).is_ok());
         if !sent {
