@@ -1553,6 +1553,13 @@ impl Backend for CudaBackend {
         "cuda"
     }
 
+    /// VMAF's features and every companion metric run on the GPU (the companions' float
+    /// sums finish there too; the host adds terms only for the rare frame their bound does
+    /// not decide).
+    fn computes_on_device(&self, _companions: crate::backend::Companions) -> bool {
+        true
+    }
+
     fn submit(&mut self, job: FrameJob) -> Result<()> {
         self.send(Msg::Job(Box::new(job), None))?;
         self.in_flight += 1;

@@ -144,6 +144,15 @@ pub trait Backend: Send {
         Ok(())
     }
 
+    /// Whether a frame's whole work with `companions` on is done on a GPU, so that it takes
+    /// about a millisecond once submitted (a live pipeline's streaming thread then waits for
+    /// it, and frame n's scores go out as soon as pair n + 1 is computed). The default: no (the
+    /// CPU backend, whose frames take tens of milliseconds over its threads).
+    fn computes_on_device(&self, companions: Companions) -> bool {
+        let _ = companions;
+        false
+    }
+
     /// Whether [`Backend::submit_host`] checks the host planes' samples itself, after taking
     /// the frame. Then a frame with a sample above `2^bpc - 1` is refused when its result is
     /// due: [`Backend::receive`] returns [`Error::SampleRange`](crate::Error::SampleRange) in its place (the first such

@@ -930,6 +930,14 @@ impl Scorer {
         Ok(out)
     }
 
+    /// Whether a frame's whole work (VMAF and the companion metrics asked for) runs on a GPU,
+    /// about a millisecond a frame once pushed: then waiting for it ([`Scorer::poll`] with
+    /// `wait`) right after a push gives the previous frame's scores without holding up the
+    /// next frames.
+    pub fn computes_on_device(&self) -> bool {
+        self.backend.computes_on_device(self.cfg.companions)
+    }
+
     /// Whether [`Scorer::push_shared`] takes the zero-copy route: the backend reads planes in
     /// the caller's memory (the CUDA backend). Otherwise `push_shared` is `push`.
     pub fn takes_host_planes(&self) -> bool {

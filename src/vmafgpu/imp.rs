@@ -166,6 +166,9 @@ struct State {
     /// that no lock is held during the call).
     scorer: Option<engine::Scorer>,
     backend_name: String,
+    /// Whether a pair's whole work runs on a GPU (Scorer::computes_on_device): a live
+    /// pipeline then waits for it after each push.
+    on_device: bool,
     model_name: String,
     /// Caps of each sink pad, updated when the pad's caps event is processed, i.e. in stream
     /// order with its buffers (the pads' sticky caps may already be ahead of their queues).
@@ -824,7 +827,7 @@ impl VmafGpu {
         untimed: bool,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
         let mut out = Output::default();
-        let (ref_info, dist_info, segment_change, (host_planes, host_chroma), gpu) = {
+        let (ref_info, dist_info, segment_change, (host_planes, host_chroma), on_device) = {
             let mut guard = self.state.lock().unwrap();
             let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
             let (Some((_, ri)), Some((_, di))) = (&state.ref_caps, &state.dist_caps) else {
@@ -876,9 +879,8 @@ impl VmafGpu {
                 di,
                 change,
                 (state.host_planes, state.host_chroma),
-                // Waiting pays off only when a pair's GPU work is short (see below).
-                state.backend_name == "cuda"
-                    || (state.backend_name != "cpu" && !state.settings.companions.any()),
+                // Waiting pays off only when a pair's work is short (see below).
+                state.on_device,
             )
         };
         if segment_change {
@@ -973,15 +975,13 @@ impl VmafGpu {
             );
             gst::FlowError::Error
         })?;
-        // Live, on a GPU: frame n-1 is final once pair n is computed (motion needs the next
-        // frame), about a millisecond after pair n arrived, and this thread has nothing else to
-        // do until the next pair: wait for it, so that its message goes out now instead of with
-        // the next pair (a frame period later). Not on the CPU backend, where waiting would
-        // leave its worker threads one frame at a time, nor with companion metrics computed on
-        // the host (HIP's), whose work per pair is long: waiting would serialise the pairs.
-        // CUDA computes the companion metrics on the GPU too (their sums finish there; the
-        // host adds terms only for the rare frame the bound does not decide).
-        let frames = if gpu && self.obj().latency().is_some() {
+        // Live, with a pair's whole work on a GPU (Scorer::computes_on_device): frame n-1 is
+        // final once pair n is computed (motion needs the next frame), about a millisecond
+        // after pair n arrived, and this thread has nothing else to do until the next pair:
+        // wait for it, so that its message goes out now instead of with the next pair (a frame
+        // period later). Not where part of the work is on the CPU (the CPU backend; HIP's
+        // companion metrics), whose work per pair is long: waiting would serialise the pairs.
+        let frames = if on_device && self.obj().latency().is_some() {
             let mut frames = frames;
             match self.with_scorer(|s| s.poll(true))? {
                 Ok(more) => {
@@ -1176,6 +1176,7 @@ impl AggregatorImpl for VmafGpu {
             ));
         }
         let backend_name = scorer.backend_name().to_string();
+        let on_device = scorer.computes_on_device();
         let model_name = scorer.model_name().to_string();
         let host_planes = scorer.takes_host_planes();
         let host_chroma = scorer.wants_host_chroma();
@@ -1207,6 +1208,7 @@ impl AggregatorImpl for VmafGpu {
             settings,
             scorer: Some(scorer),
             backend_name,
+            on_device,
             model_name,
             ref_caps: None,
             dist_caps: None,

@@ -110,6 +110,7 @@ pub enum Kernel {
     PsnrSse,
     SsimLoad,
     SsimDecimateLpf,
+    SsimDecimateLpfInt,
     SsimHconv,
     SsimTerms,
     SsimTermsCs,
@@ -135,10 +136,11 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 17] = [
+    pub const ALL: [Kernel; 18] = [
         Kernel::PsnrSse,
         Kernel::SsimLoad,
         Kernel::SsimDecimateLpf,
+        Kernel::SsimDecimateLpfInt,
         Kernel::SsimHconv,
         Kernel::SsimTerms,
         Kernel::SsimTermsCs,
@@ -161,6 +163,7 @@ impl Kernel {
             Kernel::PsnrSse => "psnr_sse",
             Kernel::SsimLoad => "ssim_load",
             Kernel::SsimDecimateLpf => "ssim_decimate_lpf",
+            Kernel::SsimDecimateLpfInt => "ssim_decimate_lpf_int",
             Kernel::SsimHconv => "ssim_hconv",
             Kernel::SsimTerms => "ssim_terms",
             Kernel::SsimTermsCs => "ssim_terms_cs",
@@ -184,7 +187,7 @@ impl Kernel {
         match self {
             Kernel::PsnrSse => &[Ptr, Ptr, I32, Ptr],
             Kernel::SsimLoad => &[Ptr, I32, I32, I32, I32, F32, I32, I32, Ptr],
-            Kernel::SsimDecimateLpf => &[Ptr, I32, I32, I32, I32, Ptr],
+            Kernel::SsimDecimateLpf | Kernel::SsimDecimateLpfInt => &[Ptr, I32, I32, I32, I32, Ptr],
             Kernel::SsimHconv => &[Ptr, Ptr, I32, I32, Ptr],
             Kernel::SsimTerms => &[Ptr, I32, I32, F32, F32, F32, Ptr, Ptr, Ptr, Ptr],
             Kernel::SsimTermsCs => &[Ptr, I32, I32, F32, F32, Ptr, Ptr, Ptr],
@@ -397,14 +400,20 @@ const SSIM_DW: usize = 32;
 
 /// `ssim_decimate_lpf`: `src` is `w` x `h` floats, `dst` receives the `sw` x `sh` level below
 /// (`w / 2 + (w & 1)`...). Reads are mirrored into the image (4 < w, h: levels are >= 11).
-fn launch_ssim_decimate_lpf(src: Region, (w, h): (usize, usize), dst: Region) -> Launch {
+/// `int`: the samples are integers in [0, 255] (MS-SSIM's level 0 at 8 bits), decimated by
+/// `ssim_decimate_lpf_int` (the same values, fewer conversions).
+fn launch_ssim_decimate_lpf(src: Region, (w, h): (usize, usize), dst: Region, int: bool) -> Launch {
     let (sw, sh) = (w / 2 + (w & 1), h / 2 + (h & 1));
     need(src, 4 * w * h, "ssim_decimate_lpf src");
     need(dst, 4 * sw * sh, "ssim_decimate_lpf dst");
     assert!(w > 4 && h > 4);
     let tiles = sw.div_ceil(SSIM_DW) * sh.div_ceil(BLOCK as usize / SSIM_DW);
     Launch {
-        kernel: Kernel::SsimDecimateLpf,
+        kernel: if int {
+            Kernel::SsimDecimateLpfInt
+        } else {
+            Kernel::SsimDecimateLpf
+        },
         grid: (i32_of(tiles) as u32, 1),
         args: vec![
             KArg::Ptr(src),
@@ -1224,16 +1233,12 @@ impl Plan {
                 ));
             }
             for i in 1..ms_ssim::SCALES {
-                launches.push(launch_ssim_decimate_lpf(
-                    pyr[i - 1].0,
-                    levels[i - 1],
-                    pyr[i].0,
-                ));
-                launches.push(launch_ssim_decimate_lpf(
-                    pyr[i - 1].1,
-                    levels[i - 1],
-                    pyr[i].1,
-                ));
+                // Level 0 of 8-bit samples holds the samples themselves (ssim_load: integers
+                // in [0, 255]).
+                let int = i == 1 && geom.bpc == 8;
+                for (from, to) in [(pyr[i - 1].0, pyr[i].0), (pyr[i - 1].1, pyr[i].1)] {
+                    launches.push(launch_ssim_decimate_lpf(from, levels[i - 1], to, int));
+                }
             }
             let hc = hc_ms.expect("with MS-SSIM");
             for i in 0..ms_ssim::SCALES {
@@ -2901,7 +2906,13 @@ mod tests {
 
     /// The floats of the `__constant__` array `name` in the kernel text.
     fn constant_array(name: &str) -> Vec<f32> {
-        let key = format!("__constant__ float {name}[");
+        constant_array_of(name, "float")
+    }
+
+    /// A `__constant__` array of the kernel text of C type `ty` (entries written as float
+    /// literals, or as `(double)` casts of them), as floats.
+    fn constant_array_of(name: &str, ty: &str) -> Vec<f32> {
+        let key = format!("__constant__ {ty} {name}[");
         let at = SOURCE
             .find(key.as_str())
             .unwrap_or_else(|| panic!("no array {name} in the kernel text"));
@@ -2911,14 +2922,20 @@ mod tests {
             .split(',')
             .map(str::trim)
             .filter(|v| !v.is_empty())
-            .map(|v| v.trim_end_matches('f').parse::<f32>().unwrap())
+            .map(|v| {
+                v.trim_start_matches("(double)")
+                    .trim_end_matches('f')
+                    .parse::<f32>()
+                    .unwrap()
+            })
             .collect()
     }
 
     #[test]
     fn ssim_windows_match_the_cpu_and_the_gaussian_is_symmetric() {
-        // ssim_gauss_run converts one product for each pair of taps g[u], g[10 - u]: exact only
-        // while the window is symmetric, bit for bit.
+        // ssim_gauss_run converts one product for each pair of taps g[u], g[10 - u], and
+        // ssim_decimate_lpf_int adds the samples under each distinct tap of g_lpf: exact only
+        // while the windows are symmetric, bit for bit.
         let gauss = constant_array("SSIM_GAUSS");
         let lpf = constant_array("SSIM_LPF");
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -2932,6 +2949,26 @@ mod tests {
                 "gauss tap {u}"
             );
         }
+        // g_lpf[v][u] = g_lpf[8 - v][u] = g_lpf[v][8 - u] = g_lpf[u][v], and the kernel's
+        // table of distinct taps holds row i, column j for i <= j <= 4.
+        let at = |v: usize, u: usize| lpf[v * 9 + u].to_bits();
+        for v in 0..9 {
+            for u in 0..9 {
+                assert_eq!(at(v, u), at(8 - v, u), "g_lpf[{v}][{u}] vs row {}", 8 - v);
+                assert_eq!(
+                    at(v, u),
+                    at(v, 8 - u),
+                    "g_lpf[{v}][{u}] vs column {}",
+                    8 - u
+                );
+                assert_eq!(at(v, u), at(u, v), "g_lpf[{v}][{u}] vs g_lpf[{u}][{v}]");
+            }
+        }
+        let distinct: Vec<u32> = (0..5)
+            .flat_map(|i| (i..5).map(move |j| (i, j)))
+            .map(|(i, j)| at(i, j))
+            .collect();
+        assert_eq!(bits(&constant_array_of("SSIM_LPF_D", "double")), distinct);
     }
 
     /// With two or three scratch sets every region of every slot lies in the allocation; the tables are
