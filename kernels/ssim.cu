@@ -23,10 +23,6 @@
 //       Block b computes the tile of SSIM_DW x SSIM_DH outputs at column
 //       (b % tiles_x) * SSIM_DW, row (b / tiles_x) * SSIM_DH (tiles_x = ceil(sw / SSIM_DW)),
 //       from its input window staged in shared memory.
-//   ssim_decimate_lpf_int(src, w, h, sw, sh, dst)
-//       ssim_decimate_lpf for src samples that are integers in [0, 255] (MS-SSIM's level 0 at
-//       8 bits): the same values, most of the float-to-double conversions replaced by exact
-//       float arithmetic (ssim_decimate_body says why it is exact).
 //   ssim_hconv(const float *r, const float *d, int w, int h, float *out)
 //       grid ceil(dw * h / VG_BLOCK), dw = w - 10: the horizontal pass of the 11-tap Gaussian
 //       ("valid" output) of r, d, r*r, d*d, r*d: out holds 5 planes of dw x h, in that order.
@@ -81,16 +77,6 @@ __constant__ float SSIM_LPF[SSIM_LPF_LEN * SSIM_LPF_LEN] = {
     -0.002090f,  0.001316f,  0.006115f, -0.020867f, -0.047149f, -0.020867f,  0.006115f,  0.001316f, -0.002090f,
     -0.000450f,  0.000283f,  0.001316f, -0.004490f, -0.010146f, -0.004490f,  0.001316f,  0.000283f, -0.000450f,
      0.000714f, -0.000450f, -0.002090f,  0.007132f,  0.016114f,  0.007132f, -0.002090f, -0.000450f,  0.000714f,
-};
-
-// The 15 distinct taps of g_lpf as doubles (the floats above, widened exactly): row i, column
-// j of g_lpf for i <= j <= 4, row after row (ssim_decimate_lpf_int).
-__constant__ double SSIM_LPF_D[15] = {
-    (double)0.000714f, (double)-0.000450f, (double)-0.002090f, (double)0.007132f, (double)0.016114f,
-    (double)0.000283f, (double)0.001316f, (double)-0.004490f, (double)-0.010146f,
-    (double)0.006115f, (double)-0.020867f, (double)-0.047149f,
-    (double)0.071207f, (double)0.160885f,
-    (double)0.363505f,
 };
 
 // KBND_SYMMETRIC (iqa/convolve.c): one reflection, the edge sample repeated.
@@ -163,29 +149,9 @@ ssim_load(const vg_u16 *__restrict__ src, int w, int h, int bpc, int scale, floa
 #define SSIM_DHALF ((SSIM_DIW + 1) / 2)
 #define SSIM_DLOAD (VG_BLOCK / SSIM_DIW)
 
-// ssim_decimate_lpf's output at (x, y) from its staged tile, as _iqa_filter_pixel computes it:
-// 0.0 plus (double)(sample * g_lpf[v][u]) for window row v outer, column u inner, rounded to
-// float (window column u is tile column 2 tx + u, window row v tile row 2 ty + v).
-//
-// INT: for samples that are integers in [0, 255] (MS-SSIM's level 0 at 8 bits), the same
-// value with 17 conversions to double instead of 82 (the conversions run on the XU pipe, 16
-// a clock an SM, which bounds the general form). The C code's sum is exact there: every
-// product fl(a g) is a multiple of the ulp of its tap (a an integer; the smallest |g| is
-// 0.000283 >= 2^-12, so of 2^-35) and every partial sum is below 2^9 in magnitude
-// (sum |g| < 1.92, times 255), so each needs at most 44 < 53 bits: no addition rounds, and the
-// sum S is the exact sum of the products in any order. Each product is a g - e, e its rounding
-// error, computed exactly by fmaf(a, g, -fl(a g)) (a multiple of 2^-35 below 2^-18 in
-// magnitude: |a g| < 255 x 0.3636 < 2^7), so
-//   S = D - E,  D = sum over the 15 distinct taps g_c of g_c A_c,  E = sum of the 81 e,
-// where A_c is the sum of the samples under tap g_c (the window is symmetric in u, in v and
-// under u <-> v: g_lpf[v][u] = g_lpf[8 - v][u] = g_lpf[v][8 - u] = g_lpf[u][v]). A_c is an
-// integer below 8 x 255 + 1, exact in float; each g_c A_c is exact in double (24 + 11 bits)
-// and so is D (multiples of 2^-35 below 2^9); E is exact in float (multiples of 2^-35, every
-// partial sum below 81 x 2^-18 < 2^-11, 24 bits); S = D - (double)E is exact. The output is
-// (float)S, the C code's value.
-template <bool INT>
-VG_INLINE void ssim_decimate_body(const float *__restrict__ src, int w, int h, int sw, int sh,
-                                  float *__restrict__ dst) {
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+ssim_decimate_lpf(const float *__restrict__ src, int w, int h, int sw, int sh,
+                  float *__restrict__ dst) {
     // tile[p][r][k]: input row y0 * 2 - c + r, column x0 * 2 - c + 2 k + p (mirrored once).
     __shared__ float tile[2][SSIM_DIH][SSIM_DHALF];
     const int c = SSIM_LPF_LEN / 2;
@@ -209,60 +175,16 @@ VG_INLINE void ssim_decimate_body(const float *__restrict__ src, int w, int h, i
     const int tx = vg_tid() % SSIM_DW, ty = vg_tid() / SSIM_DW;
     const int x = x0 + tx, y = y0 + ty;
     if (x >= sw || y >= sh) return;
-    if (!INT) {
-        double sum = 0.0;
-#pragma unroll
-        for (int v = 0; v < SSIM_LPF_LEN; ++v) {
-#pragma unroll
-            for (int u = 0; u < SSIM_LPF_LEN; ++u)
-                sum += (double)(tile[u & 1][2 * ty + v][tx + (u >> 1)] * SSIM_LPF[v * SSIM_LPF_LEN + u]);
-        }
-        dst[(vg_i64)y * sw + x] = (float)sum;
-        return;
-    }
-    // The distinct taps: class (i, j), i <= j <= c, of the window position (v, u) with
-    // {i, j} = {min(v, 8 - v), min(u, 8 - u)}; a[i][j] its samples' sum.
-    float a[SSIM_LPF_LEN / 2 + 1][SSIM_LPF_LEN / 2 + 1];
-#pragma unroll
-    for (int i = 0; i <= c; ++i) {
-#pragma unroll
-        for (int j = 0; j <= c; ++j) a[i][j] = 0.0f;
-    }
-    float e = 0.0f;
+    // Rows outer, columns inner, as _iqa_filter_pixel: window column u is tile column
+    // 2 tx + u, window row v tile row 2 ty + v.
+    double sum = 0.0;
 #pragma unroll
     for (int v = 0; v < SSIM_LPF_LEN; ++v) {
 #pragma unroll
-        for (int u = 0; u < SSIM_LPF_LEN; ++u) {
-            const float s = tile[u & 1][2 * ty + v][tx + (u >> 1)];
-            const float g = SSIM_LPF[v * SSIM_LPF_LEN + u];
-            const float p = s * g;
-            e += fmaf(s, g, -p);
-            const int fv = v < SSIM_LPF_LEN - 1 - v ? v : SSIM_LPF_LEN - 1 - v;
-            const int fu = u < SSIM_LPF_LEN - 1 - u ? u : SSIM_LPF_LEN - 1 - u;
-            a[fv < fu ? fv : fu][fv < fu ? fu : fv] += s;
-        }
+        for (int u = 0; u < SSIM_LPF_LEN; ++u)
+            sum += (double)(tile[u & 1][2 * ty + v][tx + (u >> 1)] * SSIM_LPF[v * SSIM_LPF_LEN + u]);
     }
-    double d = 0.0;
-    int k = 0;
-#pragma unroll
-    for (int i = 0; i <= c; ++i) {
-#pragma unroll
-        for (int j = i; j <= c; ++j) d += SSIM_LPF_D[k++] * (double)a[i][j];
-    }
-    dst[(vg_i64)y * sw + x] = (float)(d - (double)e);
-}
-
-extern "C" __global__ void __launch_bounds__(VG_BLOCK)
-ssim_decimate_lpf(const float *__restrict__ src, int w, int h, int sw, int sh,
-                  float *__restrict__ dst) {
-    ssim_decimate_body<false>(src, w, h, sw, sh, dst);
-}
-
-// ssim_decimate_lpf for samples that are integers in [0, 255] (see ssim_decimate_body).
-extern "C" __global__ void __launch_bounds__(VG_BLOCK)
-ssim_decimate_lpf_int(const float *__restrict__ src, int w, int h, int sw, int sh,
-                      float *__restrict__ dst) {
-    ssim_decimate_body<true>(src, w, h, sw, sh, dst);
+    dst[(vg_i64)y * sw + x] = (float)sum;
 }
 
 // A run of L outputs of the 11-tap Gaussian ("valid": output o reads inputs o .. o + 10) of the

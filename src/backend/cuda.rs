@@ -1009,7 +1009,7 @@ impl Worker {
         // (companion.rs: equal to the CPU code, CIEDE2000 within its documented bound). Their
         // scores are summed when the frame's result is taken (result_of), while the GPU works
         // on the following frames. Queued now, after the uploads and before VMAF's kernels, so
-        // that the luma they copy from this slot's buffers is there for them at once.
+        // that the luma they take from this slot's buffers is there for them at once.
         let t_companions = std::time::Instant::now();
         let companions = if job.features && job.companions.any() {
             let luma_bytes = n * if bpc == 8 { 1 } else { 2 };
@@ -1018,7 +1018,7 @@ impl Worker {
             let submitted = (|| {
                 let gpu = self.companion_gpu()?;
                 // The luma planes were just uploaded into this slot's buffers (compact rows,
-                // bytes at 8 bits, u16 above): the companions copy them from there.
+                // bytes at 8 bits, u16 above): the companions widen 8-bit ones from there.
                 let luma = companion::DeviceLuma {
                     reference: rp,
                     distorted: dp,

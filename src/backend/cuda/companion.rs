@@ -110,7 +110,6 @@ pub enum Kernel {
     PsnrSse,
     SsimLoad,
     SsimDecimateLpf,
-    SsimDecimateLpfInt,
     SsimHconv,
     SsimTerms,
     SsimTermsCs,
@@ -136,11 +135,10 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 18] = [
+    pub const ALL: [Kernel; 17] = [
         Kernel::PsnrSse,
         Kernel::SsimLoad,
         Kernel::SsimDecimateLpf,
-        Kernel::SsimDecimateLpfInt,
         Kernel::SsimHconv,
         Kernel::SsimTerms,
         Kernel::SsimTermsCs,
@@ -163,7 +161,6 @@ impl Kernel {
             Kernel::PsnrSse => "psnr_sse",
             Kernel::SsimLoad => "ssim_load",
             Kernel::SsimDecimateLpf => "ssim_decimate_lpf",
-            Kernel::SsimDecimateLpfInt => "ssim_decimate_lpf_int",
             Kernel::SsimHconv => "ssim_hconv",
             Kernel::SsimTerms => "ssim_terms",
             Kernel::SsimTermsCs => "ssim_terms_cs",
@@ -187,7 +184,7 @@ impl Kernel {
         match self {
             Kernel::PsnrSse => &[Ptr, Ptr, I32, Ptr],
             Kernel::SsimLoad => &[Ptr, I32, I32, I32, I32, F32, I32, I32, Ptr],
-            Kernel::SsimDecimateLpf | Kernel::SsimDecimateLpfInt => &[Ptr, I32, I32, I32, I32, Ptr],
+            Kernel::SsimDecimateLpf => &[Ptr, I32, I32, I32, I32, Ptr],
             Kernel::SsimHconv => &[Ptr, Ptr, I32, I32, Ptr],
             Kernel::SsimTerms => &[Ptr, I32, I32, F32, F32, F32, Ptr, Ptr, Ptr, Ptr],
             Kernel::SsimTermsCs => &[Ptr, I32, I32, F32, F32, Ptr, Ptr, Ptr],
@@ -400,20 +397,14 @@ const SSIM_DW: usize = 32;
 
 /// `ssim_decimate_lpf`: `src` is `w` x `h` floats, `dst` receives the `sw` x `sh` level below
 /// (`w / 2 + (w & 1)`...). Reads are mirrored into the image (4 < w, h: levels are >= 11).
-/// `int`: the samples are integers in [0, 255] (MS-SSIM's level 0 at 8 bits), decimated by
-/// `ssim_decimate_lpf_int` (the same values, fewer conversions).
-fn launch_ssim_decimate_lpf(src: Region, (w, h): (usize, usize), dst: Region, int: bool) -> Launch {
+fn launch_ssim_decimate_lpf(src: Region, (w, h): (usize, usize), dst: Region) -> Launch {
     let (sw, sh) = (w / 2 + (w & 1), h / 2 + (h & 1));
     need(src, 4 * w * h, "ssim_decimate_lpf src");
     need(dst, 4 * sw * sh, "ssim_decimate_lpf dst");
     assert!(w > 4 && h > 4);
     let tiles = sw.div_ceil(SSIM_DW) * sh.div_ceil(BLOCK as usize / SSIM_DW);
     Launch {
-        kernel: if int {
-            Kernel::SsimDecimateLpfInt
-        } else {
-            Kernel::SsimDecimateLpf
-        },
+        kernel: Kernel::SsimDecimateLpf,
         grid: (i32_of(tiles) as u32, 1),
         args: vec![
             KArg::Ptr(src),
@@ -963,6 +954,10 @@ pub struct Plan {
     pub narrow: bool,
     /// Launches on the upload stream after the uploads, before the metrics' launches.
     pub prep: Vec<Launch>,
+    /// The widening of the two luma planes (8-bit planes; else empty): launched like `prep`
+    /// when the planes were uploaded, or on VMAF's stream from VMAF's copy of them
+    /// ([`CompanionGpu::submit_sharing_luma`]).
+    pub prep_luma: Vec<Launch>,
     /// Launches run once when the arena is set up, after the tables' uploads (tables that
     /// the GPU computes).
     pub setup: Vec<Launch>,
@@ -1133,6 +1128,7 @@ impl Plan {
         }
         let narrow = geom.bpc == 8;
         let mut prep = Vec::new();
+        let mut prep_luma = Vec::new();
         let mut staged = [None; 6];
         for (i, r) in inputs.iter().enumerate() {
             let Some(r) = *r else { continue };
@@ -1141,7 +1137,12 @@ impl Plan {
             }
             staged[i] = Some(if narrow {
                 let b = a.take(r.bytes / 2);
-                prep.push(launch_widen_u8(b, r.bytes / 2, r));
+                let widen = launch_widen_u8(b, r.bytes / 2, r);
+                if i % 3 == 0 {
+                    prep_luma.push(widen);
+                } else {
+                    prep.push(widen);
+                }
                 b
             } else {
                 r
@@ -1233,12 +1234,16 @@ impl Plan {
                 ));
             }
             for i in 1..ms_ssim::SCALES {
-                // Level 0 of 8-bit samples holds the samples themselves (ssim_load: integers
-                // in [0, 255]).
-                let int = i == 1 && geom.bpc == 8;
-                for (from, to) in [(pyr[i - 1].0, pyr[i].0), (pyr[i - 1].1, pyr[i].1)] {
-                    launches.push(launch_ssim_decimate_lpf(from, levels[i - 1], to, int));
-                }
+                launches.push(launch_ssim_decimate_lpf(
+                    pyr[i - 1].0,
+                    levels[i - 1],
+                    pyr[i].0,
+                ));
+                launches.push(launch_ssim_decimate_lpf(
+                    pyr[i - 1].1,
+                    levels[i - 1],
+                    pyr[i].1,
+                ));
             }
             let hc = hc_ms.expect("with MS-SSIM");
             for i in 0..ms_ssim::SCALES {
@@ -1313,6 +1318,7 @@ impl Plan {
             staged,
             narrow,
             prep,
+            prep_luma,
             setup: ciede_table
                 .map(launch_ciede_lab_table)
                 .into_iter()
@@ -2019,7 +2025,7 @@ struct Feed {
     rb: Readback,
     outcome: Arc<Outcome>,
     /// The luma planes came from VMAF's device buffers ([`DeviceLuma`]): recorded, on VMAF's
-    /// stream, after their copies into this frame's regions. The feeder uploads the other
+    /// stream, after their widening into this frame's planes. The feeder uploads the other
     /// planes only, and the frame's kernels wait for it.
     luma: Option<Arc<CudaEvent>>,
 }
@@ -2074,10 +2080,10 @@ struct Frame {
     base: u64,
     /// [`ring_len`] ring buffers, each locked by the frame using it (see [`Readback`]).
     readbacks: Vec<Readback>,
-    /// One a ring buffer: recorded on VMAF's stream after a frame's luma copies from VMAF's
-    /// buffers into the ring buffer's regions ([`Feed::luma`]); outside the buffer's lock, so
-    /// that the worker records it without taking the lock.
-    luma_copied: Vec<Arc<CudaEvent>>,
+    /// One a ring buffer: recorded on VMAF's stream after a frame's luma planes were widened
+    /// from VMAF's buffers into the ring buffer's planes ([`Feed::luma`]); outside the buffer's
+    /// lock, so that the worker records it without taking the lock.
+    luma_widened: Vec<Arc<CudaEvent>>,
     next: usize,
 }
 
@@ -2235,11 +2241,33 @@ fn launch(
     slot: usize,
     l: &Launch,
 ) -> Result<()> {
+    // SAFETY: no pointer replaced: every pointer is the region's in the arena (see
+    // launch_reading).
+    unsafe { launch_reading(k, stream, plan, base, slot, l, None) }
+}
+
+/// [`launch`], the kernel's first argument (a pointer) replaced by `first` where given.
+///
+/// # Safety
+/// `first` must point at device memory of the launch's context holding what the kernel reads
+/// there for the sizes of the launch (the region the launch names would hold), alive and not
+/// written until the kernel has run.
+unsafe fn launch_reading(
+    k: &Launcher,
+    stream: &CudaStream,
+    plan: &Plan,
+    base: u64,
+    slot: usize,
+    l: &Launch,
+    first: Option<u64>,
+) -> Result<()> {
     let ptrs: Vec<u64> = l
         .args
         .iter()
-        .map(|a| match a {
-            KArg::Ptr(r) => base + plan.device_offset(*r, slot) as u64,
+        .enumerate()
+        .map(|(i, a)| match (a, first) {
+            (KArg::Ptr(_), Some(p)) if i == 0 => p,
+            (KArg::Ptr(r), _) => base + plan.device_offset(*r, slot) as u64,
             _ => 0,
         })
         .collect();
@@ -2257,7 +2285,8 @@ fn launch(
         shared_mem_bytes: 0,
     };
     // SAFETY: the arguments match the kernel's C signature (check_launch at setup, whose
-    // table mirrors kernels/*.cu: pointers, int, float). Every pointer is the start of a
+    // table mirrors kernels/*.cu: pointers, int, float). A replaced first pointer holds what
+    // its region would (the caller's contract). Every other pointer is the start of a
     // region of the live arena (check_launch: inside the arena; a results region of slot
     // `slot` is in that slot's copy, inside the allocation of device_bytes(ring length) bytes,
     // slot < ring length; the arena outlives every frame queued on it, CompanionGpu::setup
@@ -2271,14 +2300,14 @@ fn launch(
 /// Queue frame `f`'s uploads and launches, and the readback into `rb` (whose previous frame
 /// has been scored: nobody else reads it). The planes come from the job, or from the caller's
 /// memory (`f.host`): copied into staging, or uploaded from where they are when pinned; the
-/// luma planes not at all where VMAF's copies of them are on their way (`f.luma`: the kernels
+/// luma planes not at all where they are widened from VMAF's copies (`f.luma`: the kernels
 /// wait for that event instead). Returns whether an upload reads the caller's memory (then it
 /// must stay until `rb.up`).
 fn enqueue(k: &Launcher, pool: &super::StagePool, rb: &mut RingBuf, f: &Feed) -> Result<bool> {
     let (plan, base, job, host, luma) =
         (&*f.plan, f.base, &f.job, f.host.as_ref(), f.luma.as_deref());
     let st = k.stream.cu_stream();
-    // Planes already on the device (the luma VMAF uploaded, copied there: Feed::luma).
+    // Planes already on the device (the luma VMAF uploaded, widened from there: Feed::luma).
     let on_device =
         |r: &Region| luma.is_some() && (Some(*r) == plan.staged[0] || Some(*r) == plan.staged[3]);
     // Each plane's region and where its bytes come from: an offset into staging, or the
@@ -2349,9 +2378,14 @@ fn enqueue(k: &Launcher, pool: &super::StagePool, rb: &mut RingBuf, f: &Feed) ->
             super::upload_2d(p, at(r), st)?;
         }
     }
-    if let Some(e) = luma {
-        // The luma copies (queued on VMAF's stream) before the widening reads them.
-        k.stream.wait(e).map_err(be("cuStreamWaitEvent"))?;
+    match luma {
+        // The luma planes widened on VMAF's stream, from VMAF's copy: before the kernels.
+        Some(e) => k.stream.wait(e).map_err(be("cuStreamWaitEvent"))?,
+        None => {
+            for l in &plan.prep_luma {
+                launch(k, &k.stream, plan, base, rb.slot, l)?;
+            }
+        }
     }
     let ev = be("cuEventRecord");
     let graphs = rb.graphs.as_ref();
@@ -2399,52 +2433,55 @@ fn enqueue(k: &Launcher, pool: &super::StagePool, rb: &mut RingBuf, f: &Feed) ->
     Ok(!direct.is_empty())
 }
 
-/// A frame's luma planes where VMAF's kernels read them: the backend's device buffers, filled
-/// by uploads queued on `stream` (compact rows: bytes at 8 bits, little-endian u16 above, as
-/// the companions' regions). [`CompanionGpu::submit_sharing_luma`] copies them from there on
-/// the device (a few microseconds) instead of uploading the planes a second time over PCIe
-/// (2 x 2 MB a pair at 1080p 8-bit, 2 x 16.6 MB at 4K 10-bit).
+/// A frame's 8-bit luma planes where VMAF's kernels read them: the backend's device buffers
+/// (compact rows of bytes), filled by uploads queued on `stream`.
+/// [`CompanionGpu::submit_sharing_luma`] widens them from there into the frame's u16 planes,
+/// on that stream (the widening the companions do anyway), instead of uploading the planes a
+/// second time over PCIe (2 x 2 MB a pair at 1080p).
 pub struct DeviceLuma<'a> {
     pub reference: u64,
     pub distorted: u64,
-    /// The planes' bytes in those buffers (width x height x bytes a sample).
+    /// The planes' bytes in those buffers (width x height).
     pub bytes: usize,
-    /// The stream the uploads into the buffers are queued on; the copies go there after
-    /// them, so that the buffers' next uploads (on the same stream) come after the copies.
+    /// The stream the uploads into the buffers are queued on: the widening goes there after
+    /// them, so that the buffers' next uploads (on the same stream) come after it.
     pub stream: &'a CudaStream,
 }
 
-/// Whether luma planes VMAF uploaded are copied on the device rather than uploaded again
-/// (the default; VMAFGPU_COMPANION_DEVICE_LUMA=0 uploads them again: the same scores).
+/// Whether 8-bit luma planes VMAF uploaded are widened from VMAF's copy rather than uploaded
+/// again (the default; VMAFGPU_COMPANION_DEVICE_LUMA=0 uploads them again: the same scores).
 fn device_luma() -> bool {
     std::env::var("VMAFGPU_COMPANION_DEVICE_LUMA").as_deref() != Ok("0")
 }
 
-/// Queue the copies of `l`'s planes into the luma regions of ring buffer `ring` of `f` on
-/// `l.stream`, and record the ring buffer's `luma_copied` event after them. `None` (nothing
-/// queued) where the plan has no luma regions of `l`'s size.
-fn copy_luma(f: &Frame, ring: usize, l: &DeviceLuma<'_>) -> Result<Option<Arc<CudaEvent>>> {
-    let (Some(r), Some(d)) = (f.plan.staged[0], f.plan.staged[3]) else {
-        return Ok(None);
-    };
-    if r.bytes != l.bytes || d.bytes != l.bytes {
+/// Queue the widening of `l`'s planes into the luma planes of ring buffer `ring` of `f` on
+/// `l.stream` (the plan's `prep_luma` launches, reading VMAF's buffers), and record the ring
+/// buffer's `luma_widened` event after them. `None` (nothing queued) where the plan's luma
+/// planes are not 8-bit planes of `l`'s size: they are uploaded then.
+fn copy_luma(
+    k: &Launcher,
+    f: &Frame,
+    ring: usize,
+    l: &DeviceLuma<'_>,
+) -> Result<Option<Arc<CudaEvent>>> {
+    let plan = &*f.plan;
+    let sized = |w: &Launch| matches!(w.args.get(1), Some(KArg::I32(n)) if *n as usize == l.bytes);
+    if !plan.narrow || plan.prep_luma.len() != 2 || !plan.prep_luma.iter().all(sized) {
         return Ok(None);
     }
     // Ring buffer i uses results slot i (setup).
     let slot = ring;
-    let st = l.stream.cu_stream();
-    for (region, src) in [(r, l.reference), (d, l.distorted)] {
-        let dst = f.base + f.plan.device_offset(region, slot) as u64;
-        // SAFETY: the destination is the region's copy for ring buffer `slot`, inside the
-        // arena (check_launch and device_bytes at setup); no other frame uses it: its previous
-        // frame's scores are in (submit_with waits for the oldest pending frame before a ring
-        // buffer is handed out again), so its kernels are through, and this frame's kernels
-        // wait for `luma_copied`. The source holds `bytes` bytes (DeviceLuma's contract) and is
-        // overwritten only by uploads queued later on the same stream.
-        unsafe { result::memcpy_dtod_async(dst, src, l.bytes, st) }
-            .map_err(be("copy luma on the device"))?;
+    for (w, src) in plan.prep_luma.iter().zip([l.reference, l.distorted]) {
+        debug_assert_eq!(w.kernel, Kernel::WidenU8);
+        // SAFETY: widen_u8 reads n = l.bytes bytes at its first pointer (`sized` above): VMAF's
+        // buffer holds them (DeviceLuma's contract), on this stream after their upload and
+        // before the buffer's next upload (same stream). It writes the frame's u16 plane of
+        // ring buffer `slot`, which no other frame uses: its previous frame's scores are in
+        // (submit_with waits for the oldest pending frame before a ring buffer is handed out
+        // again), so its kernels are through, and this frame's kernels wait for `luma_widened`.
+        unsafe { launch_reading(k, l.stream, plan, f.base, slot, w, Some(src)) }?;
     }
-    let ev = &f.luma_copied[ring];
+    let ev = &f.luma_widened[ring];
     ev.record(l.stream).map_err(be("cuEventRecord"))?;
     Ok(Some(Arc::clone(ev)))
 }
@@ -2612,7 +2649,13 @@ impl CompanionGpu {
         // terms.
         plan.host_sums = std::env::var("VMAFGPU_COMPANION_SUMS").as_deref() == Ok("host");
         plan.check_geometry();
-        for l in plan.setup.iter().chain(&plan.prep).chain(&plan.launches) {
+        for l in plan
+            .setup
+            .iter()
+            .chain(&plan.prep)
+            .chain(&plan.prep_luma)
+            .chain(&plan.launches)
+        {
             check_launch(l, plan.arena)?;
         }
         let base = {
@@ -2679,7 +2722,7 @@ impl CompanionGpu {
                 }
             }
         }
-        let luma_copied = (0..ring)
+        let luma_widened = (0..ring)
             .map(|_| {
                 Ok(Arc::new(
                     self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
@@ -2691,7 +2734,7 @@ impl CompanionGpu {
             _arena: arena,
             base,
             readbacks,
-            luma_copied,
+            luma_widened,
             next: 0,
         });
         Ok(())
@@ -2718,9 +2761,9 @@ impl CompanionGpu {
     }
 
     /// [`CompanionGpu::submit`] or [`CompanionGpu::submit_host`] (with `host`) of a frame
-    /// whose luma planes VMAF has uploaded already (`luma`): they are copied on the device
-    /// instead of uploaded again (where the plan's luma regions have `luma`'s layout; else
-    /// uploaded as usual).
+    /// whose luma planes VMAF has uploaded already (`luma`): 8-bit planes are widened from
+    /// there instead of uploaded again (deeper ones, or planes of another size, are uploaded
+    /// as usual).
     pub fn submit_sharing_luma(
         &mut self,
         job: &FrameJob,
@@ -2772,7 +2815,7 @@ impl CompanionGpu {
         let ring = f.next;
         f.next = (ring + 1) % f.readbacks.len();
         let luma = match luma {
-            Some(l) if device_luma() => copy_luma(f, ring, &l)?,
+            Some(l) if device_luma() => copy_luma(&self.launcher, f, ring, &l)?,
             _ => None,
         };
         let outcome = Arc::new(Outcome::default());
@@ -2906,13 +2949,7 @@ mod tests {
 
     /// The floats of the `__constant__` array `name` in the kernel text.
     fn constant_array(name: &str) -> Vec<f32> {
-        constant_array_of(name, "float")
-    }
-
-    /// A `__constant__` array of the kernel text of C type `ty` (entries written as float
-    /// literals, or as `(double)` casts of them), as floats.
-    fn constant_array_of(name: &str, ty: &str) -> Vec<f32> {
-        let key = format!("__constant__ {ty} {name}[");
+        let key = format!("__constant__ float {name}[");
         let at = SOURCE
             .find(key.as_str())
             .unwrap_or_else(|| panic!("no array {name} in the kernel text"));
@@ -2922,20 +2959,14 @@ mod tests {
             .split(',')
             .map(str::trim)
             .filter(|v| !v.is_empty())
-            .map(|v| {
-                v.trim_start_matches("(double)")
-                    .trim_end_matches('f')
-                    .parse::<f32>()
-                    .unwrap()
-            })
+            .map(|v| v.trim_end_matches('f').parse::<f32>().unwrap())
             .collect()
     }
 
     #[test]
     fn ssim_windows_match_the_cpu_and_the_gaussian_is_symmetric() {
-        // ssim_gauss_run converts one product for each pair of taps g[u], g[10 - u], and
-        // ssim_decimate_lpf_int adds the samples under each distinct tap of g_lpf: exact only
-        // while the windows are symmetric, bit for bit.
+        // ssim_gauss_run converts one product for each pair of taps g[u], g[10 - u]: exact only
+        // while the window is symmetric, bit for bit.
         let gauss = constant_array("SSIM_GAUSS");
         let lpf = constant_array("SSIM_LPF");
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -2949,26 +2980,6 @@ mod tests {
                 "gauss tap {u}"
             );
         }
-        // g_lpf[v][u] = g_lpf[8 - v][u] = g_lpf[v][8 - u] = g_lpf[u][v], and the kernel's
-        // table of distinct taps holds row i, column j for i <= j <= 4.
-        let at = |v: usize, u: usize| lpf[v * 9 + u].to_bits();
-        for v in 0..9 {
-            for u in 0..9 {
-                assert_eq!(at(v, u), at(8 - v, u), "g_lpf[{v}][{u}] vs row {}", 8 - v);
-                assert_eq!(
-                    at(v, u),
-                    at(v, 8 - u),
-                    "g_lpf[{v}][{u}] vs column {}",
-                    8 - u
-                );
-                assert_eq!(at(v, u), at(u, v), "g_lpf[{v}][{u}] vs g_lpf[{u}][{v}]");
-            }
-        }
-        let distinct: Vec<u32> = (0..5)
-            .flat_map(|i| (i..5).map(move |j| (i, j)))
-            .map(|(i, j)| at(i, j))
-            .collect();
-        assert_eq!(bits(&constant_array_of("SSIM_LPF_D", "double")), distinct);
     }
 
     /// With two or three scratch sets every region of every slot lies in the allocation; the tables are
@@ -3000,6 +3011,7 @@ mod tests {
                 .setup
                 .iter()
                 .chain(&plan.prep)
+                .chain(&plan.prep_luma)
                 .chain(&plan.launches)
                 .flat_map(|l| l.args.iter())
                 .filter_map(|a| match a {
