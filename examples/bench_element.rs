@@ -205,6 +205,9 @@ fn video_info(c: &Case, gray: bool, nv12: bool) -> gst_video::VideoInfo {
 struct Run {
     fps: f64,
     steady_fps: f64,
+    /// From the first push to frame 0's message (ms): the first frame sets up the GPU
+    /// buffers of the geometry.
+    first_ms: f64,
     frames: usize,
     /// Push of pair i to the message of frame i, and push of pair i+1 to that message (ms).
     latency: Vec<f64>,
@@ -425,9 +428,14 @@ fn run(
         }
     }
     let mean_vmaf = arrivals.iter().map(|a| a.2).sum::<f64>() / n as f64;
+    let first_ms = arrivals
+        .iter()
+        .find(|a| a.0 == 0)
+        .map_or(f64::NAN, |a| (a.1 - t0).as_secs_f64() * 1e3);
     Ok(Run {
         fps: n as f64 / secs,
         steady_fps,
+        first_ms,
         frames: n,
         latency,
         after_next,
@@ -476,6 +484,8 @@ fn main() {
                 let element = (backend.as_str(), &o.metrics[..]);
                 #[cfg(feature = "cuda")]
                 let before = gstvmafgpu::backend::cuda::companion::feeder_ns();
+                #[cfg(feature = "cuda")]
+                let setup_before = gstvmafgpu::backend::cuda::companion::setup_ms();
                 let pushes = gstvmafgpu::engine::push_times();
                 let tp = run(element, memory, c, &info, &luma, c.frames, None);
                 let p = gstvmafgpu::engine::push_times();
@@ -494,6 +504,14 @@ fn main() {
                     use gstvmafgpu::backend::cuda::companion::{feeder_ns, per_frame_ms};
                     let after = feeder_ns();
                     let t = per_frame_ms(std::array::from_fn(|i| after[i] - before[i]));
+                    let s = gstvmafgpu::backend::cuda::companion::setup_ms();
+                    let s: [f64; 5] = std::array::from_fn(|i| s[i] - setup_before[i]);
+                    if s[0] > 0.0 {
+                        eprintln!(
+                            "  companion setup ({} geometry): device arena {:.1} ms, tables {:.1} ms, ring buffers {:.1} ms, graphs {:.1} ms",
+                            s[0], s[1], s[2], s[3], s[4]
+                        );
+                    }
                     if t[0] > 0.0 {
                         eprintln!(
                             "  companion metrics per frame over {} frames: submit to feeder {:.3} ms; feeder: waiting for a ring buffer {:.3} ms, staging {:.3} ms, queueing {:.3} ms, starting the scoring thread {:.3} ms; queued to readback done {:.3} ms; scoring {:.3} ms; scores set to taken {:.3} ms",
@@ -517,6 +535,10 @@ fn main() {
                 };
                 match (tp, lat) {
                     (Ok(t), Ok(l)) => {
+                        eprintln!(
+                            "  frame 0's message {:.1} ms after its push (the geometry's set-up)",
+                            t.first_ms
+                        );
                         let mem = match (memory, t.pool) {
                             (Memory::Pinned, true) => "pinned pool",
                             (Memory::Pinned, false) => "plain (no pool offered)",

@@ -738,6 +738,39 @@ pub static HOST_SUMMED: std::sync::atomic::AtomicU64 = std::sync::atomic::Atomic
 static FEEDER_NS: [std::sync::atomic::AtomicU64; 9] =
     [const { std::sync::atomic::AtomicU64::new(0) }; 9];
 
+/// Where the setup of a geometry's buffers goes (a diagnostic for benchmarks, see
+/// [`setup_ms`]): geometries set up, then nanoseconds of each [`SetupStage`].
+static SETUP_NS: [std::sync::atomic::AtomicU64; 5] =
+    [const { std::sync::atomic::AtomicU64::new(0) }; 5];
+
+/// The entries of [`setup_ms`]' result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetupStage {
+    /// Geometries set up (a count).
+    Geometries = 0,
+    /// The device arena (planes, scratch, results of every ring buffer; zeroed).
+    Arena,
+    /// The tables' uploads and the launches that fill tables (queued, not waited for).
+    Tables,
+    /// The ring buffers: page-locked staging and readback, events.
+    Ring,
+    /// Capturing each ring buffer's launches as graphs.
+    Graphs,
+}
+
+/// Milliseconds spent in each [`SetupStage`] since the process started (`Geometries`: the
+/// count), on the thread that submits frames: the time the first frame of a geometry waits.
+pub fn setup_ms() -> [f64; 5] {
+    std::array::from_fn(|i| {
+        let v = SETUP_NS[i].load(std::sync::atomic::Ordering::Relaxed) as f64;
+        if i == 0 { v } else { v / 1e6 }
+    })
+}
+
+fn setup_add(stage: SetupStage, since: std::time::Instant) -> std::time::Instant {
+    crate::backend::add_elapsed(&SETUP_NS[stage as usize], since)
+}
+
 /// The entries of [`feeder_times`]' result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
@@ -2623,6 +2656,9 @@ impl CompanionGpu {
             return Ok(());
         }
         self.drop_frame();
+        let t0 = std::time::Instant::now();
+        SETUP_NS[SetupStage::Geometries as usize]
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let stream = &self.launcher.stream;
         let mut plan = Plan::with_ciede_table(geom, self.ciede_table);
         let alloc = |plan: &Plan| {
@@ -2662,6 +2698,7 @@ impl CompanionGpu {
             let (p, _sync) = arena.device_ptr(stream);
             p
         };
+        let t_tables = setup_add(SetupStage::Arena, t0);
         for (r, bytes) in &plan.tables {
             // SAFETY: the table region has exactly bytes.len() bytes in the arena; the copy
             // from pageable memory has read `bytes` when the call returns.
@@ -2675,6 +2712,7 @@ impl CompanionGpu {
         for l in &plan.setup {
             launch(&self.launcher, stream, &plan, base, 0, l)?;
         }
+        let t_ring = setup_add(SetupStage::Tables, t_tables);
         let readbacks = (0..ring)
             .map(|slot| {
                 Ok(Arc::new(Mutex::new(RingBuf {
@@ -2706,6 +2744,14 @@ impl CompanionGpu {
                 })))
             })
             .collect::<Result<Vec<_>>>()?;
+        let luma_widened = (0..ring)
+            .map(|_| {
+                Ok(Arc::new(
+                    self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let t_graphs = setup_add(SetupStage::Ring, t_ring);
         if self.graphs {
             let captured: Result<Vec<SlotGraphs>> = readbacks
                 .iter()
@@ -2722,13 +2768,7 @@ impl CompanionGpu {
                 }
             }
         }
-        let luma_widened = (0..ring)
-            .map(|_| {
-                Ok(Arc::new(
-                    self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
-                ))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        setup_add(SetupStage::Graphs, t_graphs);
         self.frame = Some(Frame {
             plan: Arc::new(plan),
             _arena: arena,
