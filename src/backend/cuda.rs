@@ -456,8 +456,13 @@ struct InFlight {
 struct Slot {
     stream: Arc<CudaStream>,
     bufs: Vec<(Buf, DevBuf)>,
-    /// Host staging: reference, distorted, previous reference (`plane_bytes` each).
-    staging: Pinned,
+    /// Host staging: reference, distorted, previous reference (`plane_bytes` each, 3 x that
+    /// in `staging_bytes`), page-locked when a frame first stages a plane: planes in pinned
+    /// memory (the element's pool) are uploaded from where they are and never need it (at 4K
+    /// 10-bit the four slots' staging is 200 MB, tens of milliseconds to page-lock before the
+    /// first frame).
+    staging: Option<Pinned>,
+    staging_bytes: usize,
     readback: Pinned,
     uploaded: CudaEvent,
     done: CudaEvent,
@@ -748,7 +753,8 @@ impl Worker {
             self.slots.push(Slot {
                 stream,
                 bufs,
-                staging: Pinned::new(3 * plane_bytes, true)?,
+                staging: None,
+                staging_bytes: 3 * plane_bytes,
                 readback: Pinned::new(slot::RESULTS * 8, false)?,
                 uploaded: self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
                 done: self.ctx.new_event(None).map_err(be("cuEventCreate"))?,
@@ -935,7 +941,14 @@ impl Worker {
             let slot = &mut self.slots[s];
             let stage = &self.stage;
             for (i, sp) in srcs.iter().enumerate() {
-                let dst = slot.staging.slice_mut(i * plane_bytes, plane_bytes);
+                if matches!(sp, Src::Direct(_)) {
+                    continue;
+                }
+                let staging = match &mut slot.staging {
+                    Some(p) => p,
+                    p => p.insert(Pinned::new(slot.staging_bytes, true)?),
+                };
+                let dst = staging.slice_mut(i * plane_bytes, plane_bytes);
                 match sp {
                     Src::Owned(p) => stage.convert(&p.data[..n], dst, bpc == 8),
                     Src::Staged(p) => stage.copy_rows(p, dst),
@@ -965,7 +978,7 @@ impl Worker {
         // row_bytes * height, and the planes are kept alive in `keep` until `uploaded`.
         let mut keep = Vec::new();
         let queued = unsafe {
-            let stg = &slot.staging;
+            let stg = slot.staging.as_ref();
             // The uploads first: the copy engine can start them while the previous frames'
             // kernels still hold the SMs (the zeroing below is a kernel).
             let mut queue = || -> Result<()> {
@@ -977,6 +990,9 @@ impl Worker {
                             upload_2d(p, to, st)?;
                         }
                         Src::Owned(_) | Src::Staged(_) => {
+                            let stg = stg.ok_or_else(|| {
+                                Error::Backend("CUDA: staging not allocated".into())
+                            })?;
                             result::memcpy_htod_async(
                                 to,
                                 stg.slice(i * plane_bytes, plane_bytes),

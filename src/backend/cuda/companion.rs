@@ -752,7 +752,8 @@ pub enum SetupStage {
     Arena,
     /// The tables' uploads and the launches that fill tables (queued, not waited for).
     Tables,
-    /// The ring buffers: page-locked staging and readback, events.
+    /// The ring buffers: page-locked readback, events (their staging is page-locked when a
+    /// frame first needs it).
     Ring,
     /// Capturing each ring buffer's launches as graphs.
     Graphs,
@@ -1884,7 +1885,13 @@ pub fn ring_len(pinned: usize, device: usize) -> usize {
 /// GPU's sums: well under 1 MB a frame at 1080p), and the events that order a frame's uploads,
 /// kernels and readback on their streams.
 struct RingBuf {
-    staging: super::Pinned,
+    /// Page-locked staging for the planes copied in from the host: `staging_bytes` (every
+    /// input plane), allocated when a frame first stages something. Frames from pinned memory
+    /// (the element's pool) are uploaded from where they are and never need it; page-locking
+    /// every ring buffer's staging up front took 50-170 ms before a geometry's first frame
+    /// (1080p 8-bit to 4K 10-bit, all five metrics).
+    staging: Option<super::Pinned>,
+    staging_bytes: usize,
     readback: super::Pinned,
     /// The frame's launches captured as graphs (`None`: launched one by one).
     graphs: Option<SlotGraphs>,
@@ -1894,6 +1901,23 @@ struct RingBuf {
     done: CudaEvent,
     /// Which copy of the plan's results the frame uses ([`Plan::device_offset`]).
     slot: usize,
+}
+
+impl RingBuf {
+    /// The first `bytes` bytes of staging (allocated on first use).
+    fn staging_mut(&mut self, bytes: usize) -> Result<&mut [u8]> {
+        if bytes > self.staging_bytes {
+            return Err(Error::Backend(format!(
+                "CUDA companions: {bytes} bytes to stage in a ring buffer of {}",
+                self.staging_bytes
+            )));
+        }
+        let staging = match &mut self.staging {
+            Some(s) => s,
+            s => s.insert(super::Pinned::new(self.staging_bytes, true)?),
+        };
+        Ok(staging.slice_mut(0, bytes))
+    }
 }
 
 /// An instantiated CUDA graph: a fixed series of launches queued with one call.
@@ -2354,7 +2378,11 @@ fn enqueue(k: &Launcher, pool: &super::StagePool, rb: &mut RingBuf, f: &Feed) ->
             let mut uploads = plan.uploads(job);
             uploads.retain(|(r, _)| !on_device(r));
             let total: usize = uploads.iter().map(|(r, _)| r.bytes).sum();
-            let mut rest = rb.staging.slice_mut(0, total);
+            let mut rest = if total > 0 {
+                rb.staging_mut(total)?
+            } else {
+                &mut []
+            };
             let mut planes = Vec::with_capacity(uploads.len());
             for (r, data) in &uploads {
                 let (dst, tail) = std::mem::take(&mut rest).split_at_mut(r.bytes);
@@ -2380,7 +2408,11 @@ fn enqueue(k: &Launcher, pool: &super::StagePool, rb: &mut RingBuf, f: &Feed) ->
                 }
             }
             let total: usize = copies.iter().map(|(r, _)| r.bytes).sum();
-            let mut rest = rb.staging.slice_mut(0, total);
+            let mut rest = if total > 0 {
+                rb.staging_mut(total)?
+            } else {
+                &mut []
+            };
             let mut planes = Vec::with_capacity(copies.len());
             for (r, p) in copies {
                 let (dst, tail) = std::mem::take(&mut rest).split_at_mut(r.bytes);
@@ -2404,7 +2436,11 @@ fn enqueue(k: &Launcher, pool: &super::StagePool, rb: &mut RingBuf, f: &Feed) ->
     let at = |r: &Region| base + plan.device_offset(*r, rb.slot) as u64;
     unsafe {
         for (r, off) in &staged {
-            let src = rb.staging.slice(*off, r.bytes);
+            let src = rb
+                .staging
+                .as_ref()
+                .ok_or_else(|| Error::Backend("CUDA companions: staging not allocated".into()))?
+                .slice(*off, r.bytes);
             result::memcpy_htod_async(at(r), src, st).map_err(be("upload"))?;
         }
         for (r, p) in &direct {
@@ -2717,7 +2753,8 @@ impl CompanionGpu {
             .map(|slot| {
                 Ok(Arc::new(Mutex::new(RingBuf {
                     // Written by the host, read only by the GPU.
-                    staging: super::Pinned::new(staged, true)?,
+                    staging: None,
+                    staging_bytes: staged,
                     readback: super::Pinned::new(plan.readback.bytes, false)?,
                     graphs: None,
                     // Blocking too: a scoring thread waits for it before it lets the
