@@ -640,13 +640,15 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
     );
 }
 
-/// The companion metrics copy the luma planes VMAF uploaded (on the device) instead of
-/// uploading them again: over many frames of distinct content, more than the backend's slots
-/// and the companions' ring buffers hold at once (so every buffer is reused while other frames
-/// are in flight), each frame's companion scores through `push`, `push_shared_with_chroma`
-/// from pageable and from pinned memory equal the CPU backend's for that frame (CIEDE2000
-/// within its bound): a frame scored on another frame's luma, or on a buffer rewritten before
-/// its copy, would not.
+/// The companion metrics widen the 8-bit luma planes VMAF uploaded from VMAF's buffers (on
+/// VMAF's stream) instead of uploading them again (10-bit planes are uploaded again, the other
+/// case here): over many frames of distinct content, more than the backend's slots and the
+/// companions' ring buffers hold at once (so every buffer is reused while other frames are in
+/// flight), each frame's companion scores through `push`, `push_shared_with_chroma` from
+/// pageable and from pinned memory equal the CPU backend's for that frame (CIEDE2000 within
+/// its bound): a frame scored on another frame's luma, or on a buffer rewritten before its
+/// widening, would not. (Staging, page-locked on first use, is reached by `push` and the
+/// pageable route.)
 #[test]
 fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
     use gstvmafgpu::backend::HostChroma;
