@@ -2527,7 +2527,7 @@ fn device_luma() -> bool {
 /// `l.stream` (the plan's `prep_luma` launches, reading VMAF's buffers), and record the ring
 /// buffer's `luma_widened` event after them. `None` (nothing queued) where the plan's luma
 /// planes are not 8-bit planes of `l`'s size: they are uploaded then.
-fn copy_luma(
+fn widen_luma(
     k: &Launcher,
     f: &Frame,
     ring: usize,
@@ -2892,7 +2892,7 @@ impl CompanionGpu {
         let ring = f.next;
         f.next = (ring + 1) % f.readbacks.len();
         let luma = match luma {
-            Some(l) if device_luma() => copy_luma(&self.launcher, f, ring, &l)?,
+            Some(l) if device_luma() => widen_luma(&self.launcher, f, ring, &l)?,
             _ => None,
         };
         let outcome = Arc::new(Outcome::default());
