@@ -452,6 +452,33 @@ fn yuv_picture<'a>(
     }
 }
 
+/// The metrics of GPU frame `g` that differ from CPU frame `c`: every metric equal, CIEDE2000
+/// within `ciede_bound` (the GPU adds its per-pixel values in another order).
+fn metrics_differ(
+    label: &str,
+    g: &FrameScores,
+    c: &FrameScores,
+    (w, h): (usize, usize),
+) -> Vec<String> {
+    use gstvmafgpu::backend::cuda::companion::ciede_bound;
+    let mut bad = Vec::new();
+    for ((name, gv), (cname, cv)) in g.metrics.iter().zip(&c.metrics) {
+        let ok = name == cname
+            && if name == "ciede2000" {
+                (gv - cv).abs() <= ciede_bound(w, h)
+            } else {
+                gv == cv
+            };
+        if !ok {
+            bad.push(format!(
+                "{label}: frame {} {name} {gv:e} vs the CPU's {cname} {cv:e}",
+                g.index
+            ));
+        }
+    }
+    bad
+}
+
 /// Companion metrics through the zero-copy route on the GPU: `push_shared_with_chroma` with
 /// pageable planes (copied into staging) and pinned planes (uploaded from where they are) gives
 /// exactly the scores of `push` on the GPU (the same kernels on the same samples), and those
@@ -462,7 +489,6 @@ fn yuv_picture<'a>(
 #[test]
 fn push_shared_with_chroma_on_cuda_equals_push() {
     use gstvmafgpu::backend::HostChroma;
-    use gstvmafgpu::backend::cuda::companion::ciede_bound;
     use gstvmafgpu::engine::Companions;
     let test = "push_shared_with_chroma_on_cuda_equals_push";
     use ChromaFormat::*;
@@ -615,20 +641,7 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
                 ));
             }
             for (g, c) in via_push.0.iter().zip(&want.0) {
-                for ((name, gv), (cname, cv)) in g.metrics.iter().zip(&c.metrics) {
-                    let ok = name == cname
-                        && if name == "ciede2000" {
-                            (gv - cv).abs() <= ciede_bound(w, h)
-                        } else {
-                            gv == cv
-                        };
-                    if !ok {
-                        bad.push(format!(
-                            "{label}: frame {} {name} {gv:e} vs the CPU's {cname} {cv:e}",
-                            g.index
-                        ));
-                    }
-                }
+                bad.extend(metrics_differ(&label, g, c, (w, h)));
             }
         }
     }
@@ -652,7 +665,7 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
 #[test]
 fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
     use gstvmafgpu::backend::HostChroma;
-    use gstvmafgpu::backend::cuda::companion::{MAX_RING, ciede_bound};
+    use gstvmafgpu::backend::cuda::companion::MAX_RING;
     use gstvmafgpu::engine::Companions;
     let test = "companions_on_vmafs_luma_over_many_frames_equal_cpu";
     use ChromaFormat::*;
@@ -753,20 +766,7 @@ fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
                         cf.metrics.len()
                     ));
                 }
-                for ((name, gv), (cname, cv)) in gf.metrics.iter().zip(&cf.metrics) {
-                    let ok = name == cname
-                        && if name == "ciede2000" {
-                            (gv - cv).abs() <= ciede_bound(w, h)
-                        } else {
-                            gv == cv
-                        };
-                    if !ok {
-                        bad.push(format!(
-                            "{label} {route}: frame {} {name} {gv:e} vs the CPU's {cname} {cv:e}",
-                            gf.index
-                        ));
-                    }
-                }
+                bad.extend(metrics_differ(&format!("{label} {route}"), gf, cf, (w, h)));
             }
         }
     }
