@@ -6,7 +6,8 @@
 //!       [WxH:BPC:FRAMES ...]
 //!
 //! Default: backend cuda, memory both, sizes 1920x1080:8:3000 and 3840x2160:10:600 (I420 and
-//! I420_10LE; GRAY8/GRAY16_LE with --gray; NV12 at 8 bits with --nv12), model vmaf_v0.6.1; `--metric` turns on a companion
+//! I420_10LE; GRAY8/GRAY16_LE with --gray; with --nv12 what hardware decoders give: NV12 at 8
+//! bits, P010_10LE at 10), model vmaf_v0.6.1; `--metric` turns on a companion
 //! metric (the element property of that name), `--all-metrics` all five.
 //!
 //! The pipeline is built in code: two appsrcs (reference and distorted) into the element's
@@ -56,7 +57,8 @@ struct Opts {
     latency_frames: usize,
     rate: f64,
     gray: bool,
-    /// NV12 instead of I420 at 8 bits (what hardware decoders give).
+    /// NV12 instead of I420 at 8 bits, P010 instead of I420_10LE at 10 (what hardware
+    /// decoders give).
     nv12: bool,
     metrics: Vec<String>,
     cases: Vec<Case>,
@@ -163,9 +165,17 @@ fn fill(frame: &mut gst_video::VideoFrameRef<&mut gst::BufferRef>, luma: &[u16],
         let data = frame.plane_data_mut(plane).expect("plane");
         let (pw, ph) = match (plane, format) {
             (0, _) => (w, h),
-            // NV12: one plane of U,V pairs.
-            (_, gst_video::VideoFormat::Nv12) => (2 * w.div_ceil(2), h.div_ceil(2)),
+            // NV12, P010: one plane of U,V pairs.
+            (_, gst_video::VideoFormat::Nv12 | gst_video::VideoFormat::P01010le) => {
+                (2 * w.div_ceil(2), h.div_ceil(2))
+            }
             _ => (w.div_ceil(2), h.div_ceil(2)),
+        };
+        // P010 keeps its samples in the high bits of each word.
+        let up = if format == gst_video::VideoFormat::P01010le {
+            16 - bpc
+        } else {
+            0
         };
         for y in 0..ph {
             let row = &mut data[y * stride..];
@@ -176,7 +186,7 @@ fn fill(frame: &mut gst_video::VideoFrameRef<&mut gst::BufferRef>, luma: &[u16],
                     1 << (bpc - 1)
                 };
                 if bpc > 8 {
-                    row[2 * x..2 * x + 2].copy_from_slice(&v.to_le_bytes());
+                    row[2 * x..2 * x + 2].copy_from_slice(&(v << up).to_le_bytes());
                 } else {
                     row[x] = v as u8;
                 }
@@ -192,6 +202,7 @@ fn video_info(c: &Case, gray: bool, nv12: bool) -> gst_video::VideoInfo {
         (true, _) => F::Gray16Le,
         (false, 8) if nv12 => F::Nv12,
         (false, 8) => F::I420,
+        (false, 10) if nv12 => F::P01010le,
         (false, 10) => F::I42010le,
         (false, 12) => F::I42012le,
         (false, b) => panic!("no I420 format for {b} bits (use --gray for 16)"),

@@ -777,3 +777,150 @@ fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
         bad.join("\n")
     );
 }
+
+/// MSB-aligned planes (P010's 10 bits 6 up, a 12-bit layout 4 up) on the zero-copy route: the
+/// caller's words, their low bits holding anything (0xFFFF included), go to the GPU as they are
+/// stored, marked with their shift (`HostPlane::with_shift`); the backend shifts them while it
+/// stages them. VMAF, its features and all five companion metrics of every frame equal the CPU
+/// backend's on the plain (LSB-aligned) samples (CIEDE2000 within its bound), from pageable and
+/// pinned memory, with interleaved chroma (P010) and planar, and no frame is refused.
+#[test]
+fn msb_aligned_planes_on_cuda_equal_cpu() {
+    use gstvmafgpu::backend::HostChroma;
+    use gstvmafgpu::engine::Companions;
+    let test = "msb_aligned_planes_on_cuda_equal_cpu";
+    use ChromaFormat::*;
+    let cfg = ScorerConfig {
+        companions: Companions {
+            psnr: true,
+            ssim: true,
+            ms_ssim: true,
+            ciede: true,
+            psnr_hvs: true,
+        },
+        ..Default::default()
+    };
+    let Some((mut gpu, pinned)) = cuda_or_skip(test, &cfg) else {
+        return;
+    };
+    assert!(gpu.shares_every_frame());
+    let mut cpu = Scorer::new(ScorerConfig {
+        backend: BackendKind::Cpu,
+        ..cfg.clone()
+    })
+    .unwrap();
+    let mut bad = Vec::new();
+    let mut cases = vec![
+        (179usize, 177usize, 10u8, (Yuv420, true)),
+        (181, 178, 12, (Yuv422, false)),
+    ];
+    if !quick() {
+        cases.push((1920, 1080, 10, (Yuv420, true)));
+    }
+    for (w, h, bpc, f) in cases {
+        let shift = 16 - bpc;
+        let g = (w, h, bpc);
+        let label = format!("{w}x{h} {bpc}-bit {f:?} {shift} up");
+        let frames: Vec<[Yuv; 2]> = (0..5)
+            .map(|i| {
+                let t = i as f64 * 0.07;
+                let i = i as u64;
+                [yuv(g, f, t, 1, 21 + i), yuv(g, f, t, 3, 301 + i)]
+            })
+            .collect();
+        // Every 2-byte word shifted up, its low bits from a hash of its position (the padding
+        // between rows too: nobody reads it).
+        let msb = |(b, at): &Yuv| -> Yuv {
+            let mut out = b.clone();
+            for (k, c) in out.chunks_exact_mut(2).enumerate() {
+                let v = u16::from_le_bytes([c[0], c[1]]);
+                let low = (k as u16).wrapping_mul(40503) >> (16 - shift);
+                c.copy_from_slice(&((v << shift) | low).to_le_bytes());
+            }
+            (out, *at)
+        };
+        let (format, interleaved) = f;
+        let mut want = Vec::new();
+        for [(r, ra), (d, da)] in &frames {
+            let (rp, dp) = (yuv_picture(r, ra, g, f), yuv_picture(d, da, g, f));
+            want.extend(cpu.push(&rp, &dp).unwrap());
+        }
+        want.extend(cpu.finish().unwrap().0);
+        let (cw, ch) = format.libvmaf_chroma_size(w, h).unwrap();
+        for route in ["pageable", "pinned"] {
+            let mut got = Vec::new();
+            for fr in &frames {
+                let [(r, ra), (d, da)] = [msb(&fr[0]), msb(&fr[1])];
+                let host = |b: &[u8], at: &[(usize, usize); 3]| {
+                    let owner: Arc<dyn HostBytes> = if route == "pinned" {
+                        let mut p: PinnedHostBuf = pinned.alloc(b.len()).expect("pinned");
+                        p.as_mut().copy_from_slice(b);
+                        Arc::new(p)
+                    } else {
+                        Arc::new(b.to_vec())
+                    };
+                    let plane = |p: usize, (pw, ph): (usize, usize)| {
+                        HostPlane::new(Arc::clone(&owner), at[p].0, at[p].1, pw, ph, bpc)
+                            .unwrap()
+                            .with_shift(shift)
+                            .unwrap()
+                    };
+                    let uv = if interleaved {
+                        vec![plane(1, (2 * cw, ch))]
+                    } else {
+                        vec![plane(1, (cw, ch)), plane(2, (cw, ch))]
+                    };
+                    (plane(0, (w, h)), uv)
+                };
+                let ((rl, mut rc), (dl, mut dc)) = (host(&r, &ra), host(&d, &da));
+                let chroma = if interleaved {
+                    HostChroma::Interleaved {
+                        reference: rc.remove(0),
+                        distorted: dc.remove(0),
+                    }
+                } else {
+                    HostChroma::Planar {
+                        reference: [rc.remove(0), rc.remove(0)],
+                        distorted: [dc.remove(0), dc.remove(0)],
+                    }
+                };
+                // The pictures give the geometry only (their planes hold the shifted words).
+                let (rp, dp) = (yuv_picture(&r, &ra, g, f), yuv_picture(&d, &da, g, f));
+                match gpu.push_shared_with_chroma(&rp, &dp, rl, dl, Some(chroma)) {
+                    Ok(s) => got.extend(s),
+                    Err(e) => bad.push(format!("{label} {route}: refused: {e}")),
+                }
+            }
+            match gpu.finish() {
+                Ok((rest, _)) => got.extend(rest),
+                Err(e) => bad.push(format!("{label} {route}: finish: {e}")),
+            }
+            if got.len() != want.len() || got.len() != frames.len() {
+                bad.push(format!(
+                    "{label} {route}: {} frames, the CPU {} of {}",
+                    got.len(),
+                    want.len(),
+                    frames.len()
+                ));
+            }
+            for (gf, cf) in got.iter().zip(&want) {
+                if gf.metrics.len() != cf.metrics.len() || cf.get("vmaf").is_none() {
+                    bad.push(format!(
+                        "{label} {route}: frame {}: {} metrics vs the CPU's {} (vmaf {:?})",
+                        gf.index,
+                        gf.metrics.len(),
+                        cf.metrics.len(),
+                        cf.get("vmaf")
+                    ));
+                }
+                bad.extend(metrics_differ(&format!("{label} {route}"), gf, cf, (w, h)));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} failures:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}

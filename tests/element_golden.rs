@@ -362,3 +362,38 @@ fn golden_companions_through_cuda_equal_libvmaf() {
         );
     }
 }
+
+/// P010 (10 bits in the high bits of each word) through the element with `backend=cuda`: the
+/// buffers go to the GPU as they are stored (the zero-copy route; the backend shifts the
+/// samples while it stages them), VMAF and the exact companion metrics `==` libvmaf 3.2.0.
+/// Skips without CUDA; fails under VMAFGPU_REQUIRE_GPU=1.
+#[cfg(feature = "cuda")]
+#[test]
+fn bbb360p10_as_p010_through_cuda_equals_libvmaf() {
+    if let Some(why) = gstvmafgpu::backend::cuda::unavailable_reason() {
+        assert!(
+            std::env::var("VMAFGPU_REQUIRE_GPU").as_deref() != Ok("1"),
+            "VMAFGPU_REQUIRE_GPU=1 but CUDA is unusable: {why}"
+        );
+        eprintln!(
+            "bbb360p10_as_p010_through_cuda_equals_libvmaf: skipped, no usable CUDA device: {why}"
+        );
+        return;
+    }
+    if !golden_pairs()
+        .iter()
+        .any(|p| p.name == common::BBB360P10.name)
+    {
+        eprintln!("bbb360p10_as_p010_through_cuda_equals_libvmaf: bbb360p10 not selected");
+        return;
+    }
+    let p010 = "videoconvert dither=none ! video/x-raw,format=P010_10LE ! ";
+    golden_run(common::BBB360P10, None, "backend=cuda", p010);
+    let m = golden_run(
+        common::BBB360P10,
+        None,
+        "psnr=true ssim=true ms-ssim=true psnr-hvs=true backend=cuda",
+        p010,
+    );
+    assert_eq!(m.pooled[0].backend, "cuda");
+}

@@ -208,12 +208,15 @@ struct Rows {
     dst: *mut u8,
     row: usize,
     rows: usize,
+    /// The plane's [`HostPlane::shift`]: each 2-byte sample is shifted down by it on the way.
+    shift: u8,
 }
 // SAFETY: as Chunk.
 unsafe impl Send for Rows {}
 
 impl Rows {
-    /// Copy the rows, compacted (`row` bytes each) into dst.
+    /// Copy the rows, compacted (`row` bytes each) into dst, shifting 2-byte samples down by
+    /// `shift`.
     ///
     /// # Safety
     /// `src` must be readable for `stride * (rows - 1) + row` bytes, `dst` writable for
@@ -229,7 +232,11 @@ impl Rows {
                 std::slice::from_raw_parts_mut(self.dst, self.row * self.rows),
             )
         };
-        copy_rows(src, self.stride, dst, self.row);
+        if self.shift == 0 {
+            copy_rows(src, self.stride, dst, self.row);
+        } else {
+            copy_rows_shifted(src, self.stride, dst, self.row, self.shift);
+        }
     }
 }
 
@@ -241,6 +248,17 @@ fn copy_rows(src: &[u8], stride: usize, dst: &mut [u8], row: usize) {
     }
     for (y, d) in dst.chunks_exact_mut(row).enumerate() {
         d.copy_from_slice(&src[y * stride..y * stride + row]);
+    }
+}
+
+/// [`copy_rows`] for MSB-aligned 2-byte little-endian samples (P010), each shifted down by
+/// `shift` on the way: what the GPU kernels read is then the samples, as for I420_10LE.
+fn copy_rows_shifted(src: &[u8], stride: usize, dst: &mut [u8], row: usize, shift: u8) {
+    for (y, d) in dst.chunks_exact_mut(row).enumerate() {
+        let s = &src[y * stride..y * stride + row];
+        for (o, i) in d.chunks_exact_mut(2).zip(s.chunks_exact(2)) {
+            o.copy_from_slice(&(u16::from_le_bytes([i[0], i[1]]) >> shift).to_le_bytes());
+        }
     }
 }
 
@@ -389,6 +407,7 @@ impl StagePool {
                     dst: d0.as_mut_ptr(),
                     row,
                     rows,
+                    shift: src.shift(),
                 });
                 dst_rest = d1;
                 y += rows;
@@ -570,9 +589,11 @@ fn direct_upload() -> bool {
 }
 
 /// Whether `p` is uploaded from where it is (pinned memory: the element's pool, or memory the
-/// driver knows as page-locked) instead of through staging. Needs a current context.
+/// driver knows as page-locked) instead of through staging. Needs a current context. Never for
+/// MSB-aligned planes (P010): their samples are shifted down while staged.
 fn uploads_directly(p: &HostPlane) -> bool {
     direct_upload()
+        && p.shift() == 0
         && (pinned::is_registered(p.bytes().as_ptr(), p.bytes().len())
             || driver_says_pinned(p.bytes()))
 }
@@ -1384,10 +1405,13 @@ impl Worker {
                     if self.slots.get(self.next).is_some_and(|sl| sl.job.is_some()) {
                         self.free_next_slot();
                     }
+                    // MSB-aligned planes (P010) hold no sample above their bits once shifted:
+                    // a pair of them needs no check.
                     let check_range = range_check_on_gpu()
-                        && host
-                            .as_ref()
-                            .is_some_and(|x| (9..=15).contains(&x.reference.bpc()));
+                        && host.as_ref().is_some_and(|x| {
+                            (9..=15).contains(&x.reference.bpc())
+                                && (x.reference.shift() == 0 || x.distorted.shift() == 0)
+                        });
                     let submitted = self.submit(&job, host.as_deref(), check_range);
                     drop(host);
                     self.release_uploaded();
@@ -1753,6 +1777,51 @@ mod tests {
             }
             assert!(
                 dst[row * h..].iter().all(|&b| b == 0xEE),
+                "{w}x{h}: wrote past the plane"
+            );
+        }
+    }
+
+    /// MSB-aligned planes (P010) are shifted down while staged: every sample of every row,
+    /// whatever the split, and nothing written past the plane.
+    #[test]
+    fn stage_pool_shifts_msb_aligned_rows() {
+        let pool = StagePool::new(3);
+        for &(w, h, pad, shift) in &[
+            (33usize, 33usize, 0usize, 6u8),
+            (1920, 1080, 64, 6),
+            (1921, 541, 6, 4),
+        ] {
+            let stride = 2 * w + pad;
+            let len = stride * h + 3;
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 253) as u8).collect();
+            let owner: Arc<dyn HostBytes> = Arc::new(bytes.clone());
+            let p = HostPlane::new(owner, 3, stride, w, h, 16 - shift)
+                .unwrap()
+                .with_shift(shift)
+                .unwrap();
+            let mut dst = vec![0xEEu8; 2 * w * h + 16];
+            pool.copy_rows(&p, &mut dst);
+            let mut bad = Vec::new();
+            for y in 0..h {
+                for x in 0..w {
+                    let s = 3 + y * stride + 2 * x;
+                    let want = u16::from_le_bytes([bytes[s], bytes[s + 1]]) >> shift;
+                    let o = 2 * (y * w + x);
+                    let got = u16::from_le_bytes([dst[o], dst[o + 1]]);
+                    if got != want {
+                        bad.push((x, y, got, want));
+                    }
+                }
+            }
+            assert!(
+                bad.is_empty(),
+                "{w}x{h} >> {shift}: {} samples differ, first {:?}",
+                bad.len(),
+                &bad[..bad.len().min(4)]
+            );
+            assert!(
+                dst[2 * w * h..].iter().all(|&b| b == 0xEE),
                 "{w}x{h}: wrote past the plane"
             );
         }

@@ -102,6 +102,9 @@ pub struct HostPlane {
     width: usize,
     height: usize,
     bpc: u8,
+    /// Low bits below the sample in each stored 2-byte word (P010's 6: its 10 bits are the
+    /// word's high bits): a sample is `word >> shift`. 0 for every other format.
+    shift: u8,
     id: u64,
 }
 
@@ -111,6 +114,7 @@ impl std::fmt::Debug for HostPlane {
             .field("width", &self.width)
             .field("height", &self.height)
             .field("bpc", &self.bpc)
+            .field("shift", &self.shift)
             .field("stride", &self.stride)
             .field("ptr", &self.bytes().as_ptr())
             .field("id", &self.id)
@@ -158,8 +162,25 @@ impl HostPlane {
             width,
             height,
             bpc,
+            shift: 0,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         })
+    }
+
+    /// The same plane with its samples in the high bits of each stored word, `shift` bits up
+    /// (MSB-aligned formats: P010 stores 10-bit samples shifted up by 6, so that a sample is
+    /// `word >> 6`). The bytes are not touched: readers shift ([`HostPlane::copy_into`]; the
+    /// CUDA backend while it stages the rows). Needs 2-byte samples (`bpc` above 8) and
+    /// `bpc + shift <= 16`.
+    pub fn with_shift(mut self, shift: u8) -> Result<HostPlane> {
+        if shift > 0 && (self.bpc <= 8 || u32::from(self.bpc) + u32::from(shift) > 16) {
+            return Err(Error::Geometry(format!(
+                "host plane: {} bit samples cannot be stored {shift} bits up in 16-bit words",
+                self.bpc
+            )));
+        }
+        self.shift = shift;
+        Ok(self)
     }
 
     pub fn width(&self) -> usize {
@@ -172,6 +193,18 @@ impl HostPlane {
 
     pub fn bpc(&self) -> u8 {
         self.bpc
+    }
+
+    /// Bits below each sample in its stored word ([`HostPlane::with_shift`]); 0 but for
+    /// MSB-aligned formats.
+    pub fn shift(&self) -> u8 {
+        self.shift
+    }
+
+    /// Whether a stored word can hold a value above `2^bpc - 1` once shifted: false for 8-bit
+    /// planes and where the `bpc` bits fill the word (16-bit samples, P010's 10 bits 6 up).
+    fn can_exceed(&self) -> bool {
+        self.bpc > 8 && self.bpc + self.shift < 16
     }
 
     /// Bytes from one row to the next.
@@ -203,7 +236,7 @@ impl HostPlane {
         unsafe { std::slice::from_raw_parts(self.data, self.span) }
     }
 
-    /// The `row_bytes` bytes of row `y`.
+    /// The `row_bytes` bytes of row `y`, as stored (not shifted: see [`HostPlane::shift`]).
     pub fn row(&self, y: usize) -> &[u8] {
         let s = y * self.stride;
         &self.bytes()[s..s + self.row_bytes()]
@@ -225,8 +258,9 @@ impl HostPlane {
         for (y, dst) in out.data.chunks_exact_mut(self.width).enumerate() {
             let row = self.row(y);
             if self.bpc > 8 {
+                let shift = self.shift;
                 for (d, c) in dst.iter_mut().zip(row.chunks_exact(2)) {
-                    *d = u16::from_le_bytes([c[0], c[1]]);
+                    *d = u16::from_le_bytes([c[0], c[1]]) >> shift;
                 }
             } else {
                 for (d, &s) in dst.iter_mut().zip(row) {
@@ -237,8 +271,8 @@ impl HostPlane {
     }
 
     /// Refuse a plane with a sample above `2^bpc - 1` ([`Error::SampleRange`], naming the first
-    /// one in row order). 8- and 16-bit planes cannot hold one; others are scanned, large planes
-    /// on several threads.
+    /// one in row order). 8- and 16-bit planes cannot hold one, nor can planes whose samples
+    /// fill their words' high bits (P010); others are scanned, large planes on several threads.
     pub fn check_range(&self, what: &'static str) -> Result<()> {
         check_ranges(&[(self, what)])
     }
@@ -248,7 +282,7 @@ impl HostPlane {
         let max = (1u32 << self.bpc) - 1;
         for y in 0..self.height {
             for (x, c) in self.row(y).chunks_exact(2).enumerate() {
-                let v = u16::from_le_bytes([c[0], c[1]]);
+                let v = u16::from_le_bytes([c[0], c[1]]) >> self.shift;
                 if u32::from(v) > max {
                     return Err(Error::SampleRange {
                         plane: what,
@@ -263,11 +297,12 @@ impl HostPlane {
         Ok(())
     }
 
-    /// Whether every sample of row `y` fits in `bpc` bits (2-byte samples): OR of the row in
-    /// 64-bit words (four samples a word; a row starts on a sample), then its high bits.
+    /// Whether every sample of row `y` fits in `bpc` bits (2-byte samples, `shift` bits up):
+    /// OR of the row in 64-bit words (four samples a word; a row starts on a sample), then the
+    /// bits above the sample's.
     fn row_fits(&self, y: usize) -> bool {
         let row = self.row(y);
-        let lane_mask = !((1u16 << self.bpc) - 1);
+        let lane_mask = !((1u16 << (self.bpc + self.shift)) - 1);
         let word_mask = u64::from(lane_mask) * 0x0001_0001_0001_0001;
         let words = row.chunks_exact(8);
         let tail = words.remainder();
@@ -289,7 +324,7 @@ pub fn check_ranges(planes: &[(&HostPlane, &'static str)]) -> Result<()> {
     let scan: Vec<&HostPlane> = planes
         .iter()
         .map(|(p, _)| *p)
-        .filter(|p| p.bpc != 8 && p.bpc != 16)
+        .filter(|p| p.can_exceed())
         .collect();
     if scan.is_empty() {
         return Ok(());
@@ -331,7 +366,7 @@ pub fn check_ranges(planes: &[(&HostPlane, &'static str)]) -> Result<()> {
         return Ok(());
     }
     for (p, what) in planes {
-        if p.bpc != 8 && p.bpc != 16 {
+        if p.can_exceed() {
             p.first_bad_sample(what)?;
         }
     }
@@ -508,6 +543,61 @@ mod tests {
         assert_eq!(o8.data[9 + 8], 1 + 16 + 8);
         assert_eq!(o8.data[2 * 9], 1 + 32);
         assert_eq!(p8.clone().id(), p8.id());
+    }
+
+    /// MSB-aligned planes (P010): readers shift the stored words down, whatever their low bits
+    /// hold; a plane whose samples fill the words' high bits is never out of range, one that
+    /// leaves bits above them unused is scanned through its shift.
+    #[test]
+    fn shifted_planes_read_the_high_bits() {
+        let word = |x: usize, y: usize| ((x * 977 + y * 131) % 65536) as u16;
+        let p = plane16(37, 9, 2 * 37 + 4, 10, word).with_shift(6).unwrap();
+        assert_eq!(p.shift(), 6);
+        let o = p.to_owned_plane();
+        for y in 0..9 {
+            for x in 0..37 {
+                assert_eq!(o.data[y * 37 + x], word(x, y) >> 6, "({x},{y})");
+            }
+        }
+        // Every word, 0xFFFF too, holds a 10-bit sample 6 bits up.
+        let full = plane16(40, 40, 80, 10, |_, _| u16::MAX)
+            .with_shift(6)
+            .unwrap();
+        assert_eq!(full.check_range("luma"), Ok(()));
+        assert!(
+            plane16(40, 40, 80, 10, |_, _| u16::MAX)
+                .check_range("luma")
+                .is_err()
+        );
+        // 10-bit samples 4 bits up leave the top two bits of the word unused.
+        let ok = plane16(35, 20, 70, 10, |_, _| 0x3FFF)
+            .with_shift(4)
+            .unwrap();
+        assert_eq!(ok.check_range("uv"), Ok(()));
+        let bad = plane16(35, 20, 70, 10, |x, y| {
+            if (x, y) == (34, 19) { 0x4000 } else { 0x3FF0 }
+        })
+        .with_shift(4)
+        .unwrap();
+        assert_eq!(
+            bad.check_range("uv"),
+            Err(Error::SampleRange {
+                plane: "uv",
+                x: 34,
+                y: 19,
+                value: 0x400,
+                bpc: 10
+            })
+        );
+        // No shift for bytes, nor past the word.
+        let v: Arc<dyn HostBytes> = Arc::new(vec![0u8; 100]);
+        let p8 = HostPlane::new(v, 0, 10, 10, 10, 8).unwrap();
+        assert!(matches!(p8.with_shift(2), Err(Error::Geometry(_))));
+        assert!(matches!(
+            plane16(4, 4, 8, 12, |_, _| 0).with_shift(5),
+            Err(Error::Geometry(_))
+        ));
+        assert!(plane16(4, 4, 8, 12, |_, _| 0).with_shift(4).is_ok());
     }
 
     #[test]

@@ -954,6 +954,16 @@ impl Scorer {
         self.takes_host_planes() && self.cfg.companions.needs_chroma() && !*OFF
     }
 
+    /// Whether [`Scorer::push_shared_with_chroma`] scores every frame from the planes it is
+    /// handed (with the pictures' chroma where [`Scorer::wants_host_chroma`]), never reading the
+    /// pictures' own planes (`push`'s route). Callers whose pictures' planes are not the samples
+    /// (MSB-aligned formats such as P010, whose host planes say their shift) may use the
+    /// zero-copy route only then.
+    pub fn shares_every_frame(&self) -> bool {
+        self.takes_host_planes()
+            && (self.wants_host_chroma() || !self.cfg.companions.needs_chroma())
+    }
+
     /// [`Scorer::push`] without copying the luma planes where the backend can read them where
     /// they are ([`Scorer::takes_host_planes`]): `ref_luma` and `dist_luma` are the luma planes of
     /// `reference` and `distorted` in memory they keep alive (a mapped buffer, a pinned buffer of

@@ -44,17 +44,15 @@ pub enum HostUv {
 
 /// The luma plane of `buffer` (caps `info`) and, with `with_chroma`, its chroma planes, as host
 /// planes that keep the buffer mapped (one mapping for all of them), or `None` where the engine
-/// must get a copy instead (MSB-aligned formats such as P010, whose samples are shifted on the
-/// way; a buffer that cannot be mapped; a negative stride). Chroma is `None` for gray.
+/// must get a copy instead (a buffer that cannot be mapped; a negative stride). Chroma is `None`
+/// for gray. The planes of MSB-aligned formats (P010) carry their shift
+/// ([`HostPlane::with_shift`]): the backend shifts the samples down while it stages them.
 pub fn host_planes(
     buffer: &gst::Buffer,
     info: &gst_video::VideoInfo,
     with_chroma: bool,
 ) -> Option<HostPicture> {
     let format = InputFormat::of(info.format())?;
-    if format.shift != 0 {
-        return None;
-    }
     let frame = gst_video::VideoFrame::from_buffer_readable(buffer.clone(), info).ok()?;
     let (w, h) = (frame.width() as usize, frame.height() as usize);
     let strides: Vec<i32> = frame.plane_stride().to_vec();
@@ -62,7 +60,9 @@ pub fn host_planes(
     let plane = |index: u32, (pw, ph): (usize, usize)| {
         let stride = usize::try_from(*strides.get(index as usize)?).ok()?;
         let owner: Arc<dyn HostBytes> = Arc::new(MappedPlane(Arc::clone(&frame), index));
-        HostPlane::new(owner, 0, stride, pw, ph, format.bpc).ok()
+        HostPlane::new(owner, 0, stride, pw, ph, format.bpc)
+            .and_then(|p| p.with_shift(format.shift))
+            .ok()
     };
     let luma = plane(0, (w, h))?;
     let size = format
@@ -171,7 +171,8 @@ mod pinned {
 
     /// Answer an ALLOCATION query: a video buffer pool whose memory is `allocator`'s (pinned),
     /// with video meta (custom strides), and the allocator itself for producers that keep their
-    /// own pool. Nothing is offered for formats the engine must copy anyway (P010).
+    /// own pool. Nothing is offered for MSB-aligned formats (P010): their planes are staged
+    /// (shifted on the way) wherever they are, so pinned memory would not spare a copy.
     pub fn propose_pinned(
         allocator: &PinnedAllocator,
         query: &mut gst::query::Allocation,

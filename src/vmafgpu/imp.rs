@@ -19,7 +19,7 @@ use gst_base::subclass::prelude::*;
 
 use super::engine;
 use super::host_input::{self, HostUv};
-use super::input::{FORMATS, MappedFrame};
+use super::input::{FORMATS, InputFormat, MappedFrame};
 use super::messages::{FrameMessage, PooledMessage, PooledScores, Timing, WindowMessage};
 use super::pairing::{self, Decision, Head, Unpaired};
 use super::report::{self, Pool, Report, ReportFrame};
@@ -194,6 +194,9 @@ struct State {
     host_planes: bool,
     /// ... and their chroma too (`Scorer::wants_host_chroma`).
     host_chroma: bool,
+    /// ... and never reads the pictures' own planes on that route (`Scorer::shares_every_frame`):
+    /// MSB-aligned formats (P010) may take it, their planes shifted by the backend.
+    host_msb: bool,
     /// The pinned-memory allocator offered upstream (CUDA), made by the first ALLOCATION query.
     #[cfg(feature = "cuda")]
     pinned: Option<super::host_input::PinnedAllocator>,
@@ -827,7 +830,7 @@ impl VmafGpu {
         untimed: bool,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
         let mut out = Output::default();
-        let (ref_info, dist_info, segment_change, (host_planes, host_chroma), on_device) = {
+        let (ref_info, dist_info, segment_change, (host_planes, host_chroma, host_msb), on_device) = {
             let mut guard = self.state.lock().unwrap();
             let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
             let (Some((_, ri)), Some((_, di))) = (&state.ref_caps, &state.dist_caps) else {
@@ -878,7 +881,7 @@ impl VmafGpu {
                 ri,
                 di,
                 change,
-                (state.host_planes, state.host_chroma),
+                (state.host_planes, state.host_chroma, state.host_msb),
                 // Waiting pays off only when a pair's work is short (see below).
                 state.on_device,
             )
@@ -904,18 +907,23 @@ impl VmafGpu {
         }
 
         let pushed = {
-            let rmap = MappedFrame::map(ref_buf.as_ref(), &ref_info);
-            let dmap = MappedFrame::map(dist_buf.as_ref(), &dist_info);
+            // Zero-copy where the backend reads the buffers' planes where they are (CUDA): the
+            // mapped buffers go to the engine, which holds them until uploaded. MSB-aligned
+            // formats (P010) too where the engine never reads the pictures' planes on that
+            // route: their host planes carry the shift, and the pictures (geometry only) are
+            // mapped as stored instead of shifted on this thread.
+            let msb = InputFormat::of(ref_info.format()).is_some_and(|f| f.shift != 0);
+            let shared = (host_planes && (!msb || host_msb))
+                .then(|| {
+                    host_input::host_planes(&ref_buf, &ref_info, host_chroma)
+                        .zip(host_input::host_planes(&dist_buf, &dist_info, host_chroma))
+                })
+                .flatten();
+            let shift = shared.is_none();
+            let rmap = MappedFrame::map(ref_buf.as_ref(), &ref_info, shift);
+            let dmap = MappedFrame::map(dist_buf.as_ref(), &dist_info, shift);
             match (rmap, dmap) {
-                // Zero-copy where the backend reads the buffers' planes where they are (CUDA):
-                // the mapped buffers go to the engine, which holds them until uploaded.
-                (Ok(r), Ok(d)) => match host_planes
-                    .then(|| {
-                        host_input::host_planes(&ref_buf, &ref_info, host_chroma)
-                            .zip(host_input::host_planes(&dist_buf, &dist_info, host_chroma))
-                    })
-                    .flatten()
-                {
+                (Ok(r), Ok(d)) => match shared {
                     Some((rh, dh)) => {
                         let chroma = match (rh.chroma, dh.chroma) {
                             (Some(HostUv::Planar(reference)), Some(HostUv::Planar(distorted))) => {
@@ -1180,6 +1188,9 @@ impl AggregatorImpl for VmafGpu {
         let model_name = scorer.model_name().to_string();
         let host_planes = scorer.takes_host_planes();
         let host_chroma = scorer.wants_host_chroma();
+        // VMAFGPU_HOST_MSB=0: P010 takes the copy route (shifted here), for measurements.
+        let host_msb =
+            scorer.shares_every_frame() && std::env::var("VMAFGPU_HOST_MSB").as_deref() != Ok("0");
         gst::info!(
             CAT,
             imp = self,
@@ -1227,6 +1238,7 @@ impl AggregatorImpl for VmafGpu {
             scoring_ended: false,
             host_planes,
             host_chroma,
+            host_msb,
             #[cfg(feature = "cuda")]
             pinned: None,
             eos_done: false,

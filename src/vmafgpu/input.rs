@@ -104,7 +104,8 @@ impl InputFormat {
     }
 }
 
-/// A mapped frame plus, for MSB-aligned formats, its planes shifted down to `bpc` bits.
+/// A mapped frame plus, for MSB-aligned formats, its planes shifted down to `bpc` bits (unless
+/// mapped as stored: see [`MappedFrame::map`]).
 pub struct MappedFrame<'a> {
     frame: gst_video::VideoFrameRef<&'a gst::BufferRef>,
     format: InputFormat,
@@ -121,21 +122,26 @@ fn shift_plane(
     shift: u8,
 ) -> (Vec<u8>, usize) {
     let out_stride = samples * 2;
-    let mut out = Vec::with_capacity(out_stride * rows);
-    for y in 0..rows {
+    let mut out = vec![0u8; out_stride * rows];
+    for (y, o) in out.chunks_exact_mut(out_stride).enumerate() {
         let start = y * stride;
         let row = data.get(start..start + out_stride).unwrap_or(&[]);
-        out.extend(
-            row.chunks_exact(2)
-                .flat_map(|c| (u16::from_le_bytes([c[0], c[1]]) >> shift).to_le_bytes()),
-        );
+        for (o, c) in o.chunks_exact_mut(2).zip(row.chunks_exact(2)) {
+            o.copy_from_slice(&(u16::from_le_bytes([c[0], c[1]]) >> shift).to_le_bytes());
+        }
     }
     (out, out_stride)
 }
 
 impl<'a> MappedFrame<'a> {
-    /// Map `buffer` readable with `info`.
-    pub fn map(buffer: &'a gst::BufferRef, info: &gst_video::VideoInfo) -> Result<Self, String> {
+    /// Map `buffer` readable with `info`. With `shift` false, the planes of an MSB-aligned
+    /// format (P010) are left as stored: the picture then gives the geometry but not the
+    /// samples (for the zero-copy route, whose host planes carry the shift).
+    pub fn map(
+        buffer: &'a gst::BufferRef,
+        info: &gst_video::VideoInfo,
+        shift: bool,
+    ) -> Result<Self, String> {
         let format = InputFormat::of(info.format())
             .ok_or_else(|| format!("unsupported format {}", info.format().to_str()))?;
         let frame =
@@ -147,7 +153,7 @@ impl<'a> MappedFrame<'a> {
                     info.format().to_str()
                 )
             })?;
-        let shifted = if format.shift > 0 {
+        let shifted = if shift && format.shift > 0 {
             let (w, h) = (info.width() as usize, info.height() as usize);
             let (cw, ch) = format.chroma.chroma_size(w, h).unwrap_or((0, 0));
             let strides = frame.plane_stride();
@@ -294,7 +300,7 @@ mod tests {
                 plane.copy_from_slice(&src[..len]);
             }
         }
-        let mapped = MappedFrame::map(buffer.as_ref(), &info).unwrap();
+        let mapped = MappedFrame::map(buffer.as_ref(), &info, true).unwrap();
         let pic = mapped.picture();
         assert_eq!(
             (pic.width, pic.height, pic.bpc),
@@ -332,6 +338,32 @@ mod tests {
             }
         } else {
             assert_eq!(r.chroma, ChromaFormat::Gray);
+        }
+
+        // The zero-copy route's planes (the buffer mapped as stored) read back the same
+        // samples: P010's through their shift.
+        use super::super::host_input::{HostUv, host_planes};
+        let host = host_planes(&buffer, &info, true).expect("host planes");
+        assert_eq!(host.luma.shift(), r.shift, "{format:?}");
+        assert_eq!(
+            host.luma.to_owned_plane().data,
+            luma.data,
+            "{format:?} host luma"
+        );
+        let (mut u, mut v) = (OwnedPlane::default(), OwnedPlane::default());
+        let has_chroma = pic.copy_chroma_libvmaf(&mut u, &mut v).unwrap();
+        match host.chroma {
+            Some(HostUv::Planar([hu, hv])) => {
+                assert_eq!(hu.to_owned_plane().data, u.data, "{format:?} host u");
+                assert_eq!(hv.to_owned_plane().data, v.data, "{format:?} host v");
+            }
+            Some(HostUv::Interleaved(uv)) => {
+                let uv = uv.to_owned_plane().data;
+                let half = |k: usize| uv.iter().skip(k).step_by(2).copied().collect::<Vec<_>>();
+                assert_eq!(half(0), u.data, "{format:?} host uv (u)");
+                assert_eq!(half(1), v.data, "{format:?} host uv (v)");
+            }
+            None => assert!(!has_chroma, "{format:?}: host planes lack the chroma"),
         }
     }
 
