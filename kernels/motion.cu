@@ -103,3 +103,28 @@ range_u16(const vg_u16 *__restrict__ a, const vg_u16 *__restrict__ b, RangeArgs 
     for (vg_u32 i = words * 4 + first; i < r.n; i += step) acc |= (vg_u64)a[i] | (vg_u64)b[i];
     if ((acc & lanes) != 0) vg_atomic_add_u64(bad, 1);
 }
+
+// MSB-aligned planes (P010: 10-bit samples 6 bits up in each word) uploaded as they are stored
+// (the zero-copy route): each word shifted down in place to its sample, before any kernel of
+// the frame reads the plane.
+//
+//   shift_u16(u16 *p, ShiftArgs a)
+//       any grid, VG_BLOCK threads; p holds a.n compact 2-byte words, 8-byte aligned (a device
+//       allocation); p[i] = p[i] >> a.shift for i < a.n, four words at a time.
+//
+// Must match ShiftArgs in src/backend/cuda/kernels.rs.
+struct ShiftArgs {
+    vg_u32 n;     // words, <= 2^31 (the plan's bound): no index below wraps
+    vg_u32 shift; // 1..7 (16 - bpc for bpc 9..15)
+};
+static_assert(sizeof(ShiftArgs) == 8, "ShiftArgs layout");
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK) shift_u16(vg_u16 *__restrict__ p, ShiftArgs a) {
+    const vg_u64 lanes = (vg_u64)(0xffffu >> a.shift) * 0x0001000100010001ull;
+    const vg_u32 step = gridDim.x * VG_BLOCK;
+    const vg_u32 first = blockIdx.x * VG_BLOCK + (vg_u32)vg_tid();
+    const vg_u32 words = a.n / 4;
+    vg_u64 *p8 = (vg_u64 *)p;
+    for (vg_u32 i = first; i < words; i += step) p8[i] = (p8[i] >> a.shift) & lanes;
+    for (vg_u32 i = words * 4 + first; i < a.n; i += step) p[i] = (vg_u16)(p[i] >> a.shift);
+}

@@ -59,7 +59,7 @@ if [ -z "${HIP_ARCHS:-}" ]; then
     echo "check-kernels-hip: gfx1100 skipped: this ROCm ($bitcode_dir) has no gfx1100 device library"
   fi
 fi
-kernels="vif_s0_u8 vif_s0_u16 vif_s1 vif_s2 vif_s3 adm_dwt_s0_u8 adm_dwt_s0_u16 adm_dwt_s123 adm_cm_s0 adm_cm_s123 adm_finalize motion_u8 motion_u16 range_u16"
+kernels="vif_s0_u8 vif_s0_u16 vif_s1 vif_s2 vif_s3 adm_dwt_s0_u8 adm_dwt_s0_u16 adm_dwt_s123 adm_cm_s0 adm_cm_s123 adm_finalize motion_u8 motion_u16 range_u16 shift_u16"
 flags=(-x hip --cuda-device-only -O3 -std=c++17 -ffp-contract=off -include hip/hip_runtime.h)
 
 fail=0
@@ -80,7 +80,7 @@ check_object() { # name, offload target id, code object
     echo "check-kernels-hip: $name: LDS $lds bytes (max 65536), scratch $scratch bytes (want 0)" >&2
     fail=1
   fi
-  echo "check-kernels-hip: $name ($target): 14 kernels, wavefront $waves, LDS <= $lds bytes, scratch $scratch"
+  echo "check-kernels-hip: $name ($target): 15 kernels, wavefront $waves, LDS <= $lds bytes, scratch $scratch"
 }
 
 compile() { # name, offload arch, extra flags...

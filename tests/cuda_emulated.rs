@@ -83,25 +83,39 @@ fn plane_bytes(p: &gstvmafgpu::picture::OwnedPlane) -> Vec<u8> {
     }
 }
 
-/// Run one job's plan in the emulator: the accumulators and the range check's word.
-fn run_emulated(exe: &Path, job: &FrameJob) -> (FrameAccum, u64) {
-    run_plan(exe, job, false)
+/// A 9- to 15-bit plane as an MSB-aligned format stores it (P010): each sample `16 - bpc`
+/// bits up in its word, the bits below it from a hash of its position.
+fn msb_bytes(p: &gstvmafgpu::picture::OwnedPlane) -> Vec<u8> {
+    let up = 16 - u32::from(p.bpc);
+    p.data
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &v)| {
+            let low = ((i as u32).wrapping_mul(2654435761) >> (32 - up)) as u16;
+            ((v << up) | low).to_le_bytes()
+        })
+        .collect()
 }
 
-/// Run one job's plan in the emulator (with `range_only`, only its range check).
-fn run_plan(exe: &Path, job: &FrameJob, range_only: bool) -> (FrameAccum, u64) {
+/// Run one job's plan in the emulator (with `range_only`, only its range check). With `msb`
+/// (9- to 15-bit jobs), its planes are stored MSB-aligned ([`msb_bytes`]) and the plan's shift
+/// launches run first, as the backend runs them after uploading such planes.
+fn run_plan(exe: &Path, job: &FrameJob, range_only: bool, msb: bool) -> (FrameAccum, u64) {
     let r = &job.reference;
     let consts = AdmConstants::new(&job.adm);
     let p = Plan::new(r.width, r.height, r.bpc, job.vif.enhn_gain_limit, &consts);
+    let bytes_of = |x: &gstvmafgpu::picture::OwnedPlane| {
+        if msb { msb_bytes(x) } else { plane_bytes(x) }
+    };
     let mut input = Vec::new();
     let u32le = |v: &mut Vec<u8>, x: u32| v.extend_from_slice(&x.to_le_bytes());
     let u64le = |v: &mut Vec<u8>, x: u64| v.extend_from_slice(&x.to_le_bytes());
     u32le(&mut input, p.bufs.len() as u32);
     for &(b, bytes) in &p.bufs {
         let data: Option<Vec<u8>> = match b {
-            Buf::Ref => Some(plane_bytes(&job.reference)),
-            Buf::Dis => Some(plane_bytes(&job.distorted)),
-            Buf::Prev => job.prev_ref.as_ref().map(|x| plane_bytes(x)),
+            Buf::Ref => Some(bytes_of(&job.reference)),
+            Buf::Dis => Some(bytes_of(&job.distorted)),
+            Buf::Prev => job.prev_ref.as_ref().map(|x| bytes_of(x)),
             Buf::Log2 => Some(
                 gstvmafgpu::features::vif::log2_table()
                     .iter()
@@ -136,6 +150,10 @@ fn run_plan(exe: &Path, job: &FrameJob, range_only: bool) -> (FrameAccum, u64) {
         }
     }
     let mut launches: Vec<&plan::Launch> = Vec::new();
+    if msb {
+        let shift = p.shift.as_ref().expect("shift launches for 9 to 15 bits");
+        launches.extend(&shift[..if job.prev_ref.is_some() { 3 } else { 2 }]);
+    }
     launches.extend(p.range.as_ref());
     if !range_only {
         if job.prev_ref.is_some() {
@@ -164,6 +182,7 @@ fn run_plan(exe: &Path, job: &FrameJob, range_only: bool) -> (FrameAccum, u64) {
                 Arg::Adm(v) => push_bytes(&mut input, struct_bytes(v)),
                 Arg::Motion(v) => push_bytes(&mut input, struct_bytes(v)),
                 Arg::Range(v) => push_bytes(&mut input, struct_bytes(v)),
+                Arg::Shift(v) => push_bytes(&mut input, struct_bytes(v)),
             }
         }
     }
@@ -202,6 +221,12 @@ fn push_bytes(v: &mut Vec<u8>, b: Vec<u8>) {
 }
 
 fn compare(cases: &[(Content, usize, usize, u8, VifParams, AdmParams)]) {
+    compare_stored(cases, false)
+}
+
+/// [`compare`], the planes stored MSB-aligned and shifted by the plan's shift launches where
+/// `msb`.
+fn compare_stored(cases: &[(Content, usize, usize, u8, VifParams, AdmParams)], msb: bool) {
     let Some(exe) = emulator() else { return };
     let mut bad = Vec::new();
     let mut n = 0;
@@ -209,7 +234,7 @@ fn compare(cases: &[(Content, usize, usize, u8, VifParams, AdmParams)]) {
         let (r, d, prev) = gpu_content::frames(c, w, h, bpc, 7 + i as u64);
         let job = gpu_content::job(i as u64, r, d, Some(prev), vif, adm);
         let want = compute_job_cpu(&job).expect("CPU reference");
-        let (got, range) = run_emulated(exe, &job);
+        let (got, range) = run_plan(exe, &job, false, msb);
         n += 1;
         if range != 0 {
             bad.push(format!(
@@ -272,6 +297,26 @@ fn emulated_kernels_equal_cpu_larger_and_options() {
     compare(&cases);
 }
 
+/// MSB-aligned planes (P010 and the like, 9 to 15 bits `16 - bpc` up, anything below) shifted
+/// in place by `shift_u16` (the plan's shift launches, which the CUDA backend runs after
+/// uploading such planes as stored): every kernel's accumulators then equal the CPU's on the
+/// plain samples, with the previous reference shifted too (motion), whatever `w * h % 4` (the
+/// kernel's 4-word steps and its tail), and the range check finds nothing.
+#[test]
+fn emulated_shift_of_msb_aligned_planes_equals_cpu() {
+    let v = VifParams::default();
+    let a = AdmParams::default();
+    let mut cases = Vec::new();
+    for &(w, h) in &[(36, 33), (33, 33), (33, 34), (35, 33), (131, 97)] {
+        for bpc in [9u8, 10, 12, 15] {
+            for c in [Content::Natural, Content::Random, Content::Max] {
+                cases.push((c, w, h, bpc, v, a));
+            }
+        }
+    }
+    compare_stored(&cases, true);
+}
+
 /// The range check (kernels/motion.cu `range_u16`, run before a zero-copy frame is taken) finds
 /// one out-of-range sample wherever it is: first, last, in the 4-sample words or the tail, in
 /// either plane; and passes planes at the largest value.
@@ -303,7 +348,7 @@ fn emulated_range_check_finds_every_out_of_range_sample() {
                 )
             };
             let full = vec![max; n];
-            let (_, word) = run_plan(exe, &job(full.clone(), full.clone()), true);
+            let (_, word) = run_plan(exe, &job(full.clone(), full.clone()), true, false);
             runs += 1;
             if word != 0 {
                 bad.push(format!("{w}x{h} {bpc}-bit: planes at {max} flagged"));
@@ -313,7 +358,7 @@ fn emulated_range_check_finds_every_out_of_range_sample() {
                     let mut planes = [full.clone(), full.clone()];
                     planes[which][at] = over;
                     let [r, d] = planes;
-                    let (_, word) = run_plan(exe, &job(r, d), true);
+                    let (_, word) = run_plan(exe, &job(r, d), true, false);
                     runs += 1;
                     if word == 0 {
                         bad.push(format!(

@@ -778,12 +778,14 @@ fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
     );
 }
 
-/// MSB-aligned planes (P010's 10 bits 6 up, a 12-bit layout 4 up) on the zero-copy route: the
-/// caller's words, their low bits holding anything (0xFFFF included), go to the GPU as they are
-/// stored, marked with their shift (`HostPlane::with_shift`); the backend shifts them while it
-/// stages them. VMAF, its features and all five companion metrics of every frame equal the CPU
-/// backend's on the plain (LSB-aligned) samples (CIEDE2000 within its bound), from pageable and
-/// pinned memory, with interleaved chroma (P010) and planar, and no frame is refused.
+/// MSB-aligned planes on the zero-copy route: the caller's words, their low bits holding
+/// anything (0xFFFF included), marked with their shift (`HostPlane::with_shift`). P010's 10 bits
+/// 6 up and a 12-bit layout 4 up fill their words: VMAF's planes are uploaded as stored (from
+/// pinned memory directly) and shifted on the GPU; 10 bits 4 up do not: shifted while staged.
+/// The companion metrics' planes are shifted while staged. VMAF, its features and all five
+/// companion metrics of every frame equal the CPU backend's on the plain (LSB-aligned) samples
+/// (CIEDE2000 within its bound), from pageable and pinned memory, with interleaved chroma (P010)
+/// and planar, and no frame is refused.
 #[test]
 fn msb_aligned_planes_on_cuda_equal_cpu() {
     use gstvmafgpu::backend::HostChroma;
@@ -811,14 +813,14 @@ fn msb_aligned_planes_on_cuda_equal_cpu() {
     .unwrap();
     let mut bad = Vec::new();
     let mut cases = vec![
-        (179usize, 177usize, 10u8, (Yuv420, true)),
-        (181, 178, 12, (Yuv422, false)),
+        (179usize, 177usize, 10u8, 6u8, (Yuv420, true)),
+        (181, 178, 12, 4, (Yuv422, false)),
+        (180, 179, 10, 4, (Yuv444, false)),
     ];
     if !quick() {
-        cases.push((1920, 1080, 10, (Yuv420, true)));
+        cases.push((1920, 1080, 10, 6, (Yuv420, true)));
     }
-    for (w, h, bpc, f) in cases {
-        let shift = 16 - bpc;
+    for (w, h, bpc, shift, f) in cases {
         let g = (w, h, bpc);
         let label = format!("{w}x{h} {bpc}-bit {f:?} {shift} up");
         let frames: Vec<[Yuv; 2]> = (0..5)

@@ -379,14 +379,15 @@ impl StagePool {
     }
 
     /// Copy the rows of `src` back to back into `dst` (at least `row_bytes * height` bytes),
-    /// split over the pool and the calling thread.
-    fn copy_rows(&self, src: &HostPlane, dst: &mut [u8]) {
-        self.copy_rows_all(vec![(src, dst)]);
+    /// split over the pool and the calling thread; with `shift`, MSB-aligned samples (P010)
+    /// are shifted down on the way ([`HostPlane::shift`]), else copied as stored.
+    fn copy_rows(&self, src: &HostPlane, dst: &mut [u8], shift: bool) {
+        self.copy_rows_all(vec![(src, dst)], shift);
     }
 
     /// [`StagePool::copy_rows`] for several planes at once: every plane's runs of rows go out
     /// in one round (one wait for all), the calling thread taking its share.
-    fn copy_rows_all(&self, planes: Vec<(&HostPlane, &mut [u8])>) {
+    fn copy_rows_all(&self, planes: Vec<(&HostPlane, &mut [u8])>, shift: bool) {
         let parts = self.txs.len() + 1;
         let total: usize = planes.iter().map(|(p, _)| p.row_bytes() * p.height()).sum();
         // Runs of whole rows, at least 64 KiB each (a plane's last run may be shorter).
@@ -407,7 +408,7 @@ impl StagePool {
                     dst: d0.as_mut_ptr(),
                     row,
                     rows,
-                    shift: src.shift(),
+                    shift: if shift { src.shift() } else { 0 },
                 });
                 dst_rest = d1;
                 y += rows;
@@ -588,12 +589,11 @@ fn direct_upload() -> bool {
     *ON.get_or_init(|| std::env::var("VMAFGPU_DIRECT_UPLOAD").as_deref() != Ok("0"))
 }
 
-/// Whether `p` is uploaded from where it is (pinned memory: the element's pool, or memory the
-/// driver knows as page-locked) instead of through staging. Needs a current context. Never for
-/// MSB-aligned planes (P010): their samples are shifted down while staged.
+/// Whether `p` can be uploaded from where it is (pinned memory: the element's pool, or memory
+/// the driver knows as page-locked) instead of through staging. Needs a current context. An
+/// MSB-aligned plane (P010) uploaded so must be shifted on the GPU (the caller's business).
 fn uploads_directly(p: &HostPlane) -> bool {
     direct_upload()
-        && p.shift() == 0
         && (pinned::is_registered(p.bytes().as_ptr(), p.bytes().len())
             || driver_says_pinned(p.bytes()))
 }
@@ -817,6 +817,7 @@ impl Worker {
             Adm(kernels::AdmArgs),
             Mot(kernels::MotionArgs),
             Range(kernels::RangeArgs),
+            Shift(kernels::ShiftArgs),
         }
         let mut vals = Vec::with_capacity(l.args.len());
         for a in &l.args {
@@ -827,6 +828,7 @@ impl Worker {
                 Arg::Adm(v) => V::Adm(v),
                 Arg::Motion(v) => V::Mot(v),
                 Arg::Range(v) => V::Range(v),
+                Arg::Shift(v) => V::Shift(v),
             });
         }
         let stream = &self.slots[s].stream;
@@ -838,6 +840,7 @@ impl Worker {
                 V::Adm(x) => b.arg(x),
                 V::Mot(x) => b.arg(x),
                 V::Range(x) => b.arg(x),
+                V::Shift(x) => b.arg(x),
             };
         }
         let cfg = LaunchConfig {
@@ -933,6 +936,11 @@ impl Worker {
         let n = w * h;
         let plane_bytes = plan.bytes(Buf::Ref);
 
+        // MSB-aligned host planes (P010: bpc bits 16 - bpc up) are uploaded as stored and
+        // shifted down on the GPU (plan.shift); a plane stored some other way is shifted while
+        // staged.
+        let can_shift = plan.shift.is_some();
+        let gpu_shifts = move |p: &HostPlane| p.shift() > 0 && can_shift && p.shift() + bpc == 16;
         // Where each plane to upload comes from: the job's compact plane (converted into
         // staging), a host plane in pageable memory (rows copied into staging), or a host
         // plane in pinned memory (uploaded from where it is, no host copy).
@@ -941,19 +949,25 @@ impl Worker {
             Staged(&'a HostPlane),
             Direct(&'a HostPlane),
         }
-        fn src<'a>(o: &'a OwnedPlane, hp: Option<&'a HostPlane>) -> Src<'a> {
+        fn src<'a>(
+            o: &'a OwnedPlane,
+            hp: Option<&'a HostPlane>,
+            gpu_shifts: impl Fn(&HostPlane) -> bool,
+        ) -> Src<'a> {
             match hp {
                 None => Src::Owned(o),
-                Some(p) if uploads_directly(p) => Src::Direct(p),
+                Some(p) if uploads_directly(p) && (p.shift() == 0 || gpu_shifts(p)) => {
+                    Src::Direct(p)
+                }
                 Some(p) => Src::Staged(p),
             }
         }
         let mut srcs = vec![
-            src(r, host.map(|x| &x.reference)),
-            src(d, host.map(|x| &x.distorted)),
+            src(r, host.map(|x| &x.reference), gpu_shifts),
+            src(d, host.map(|x| &x.distorted), gpu_shifts),
         ];
         if let (Some(p), None) = (&job.prev_ref, motion_from) {
-            srcs.push(src(p, host.and_then(|x| x.prev_ref.as_ref())));
+            srcs.push(src(p, host.and_then(|x| x.prev_ref.as_ref()), gpu_shifts));
         }
 
         // Stage the planes (8-bit content as bytes).
@@ -972,7 +986,8 @@ impl Worker {
                 let dst = staging.slice_mut(i * plane_bytes, plane_bytes);
                 match sp {
                     Src::Owned(p) => stage.convert(&p.data[..n], dst, bpc == 8),
-                    Src::Staged(p) => stage.copy_rows(p, dst),
+                    // MSB-aligned rows as stored where the GPU shifts them, else shifted here.
+                    Src::Staged(p) => stage.copy_rows(p, dst, !gpu_shifts(p)),
                     Src::Direct(_) => {}
                 }
             }
@@ -1038,6 +1053,22 @@ impl Worker {
             // before `keep` lets go of them.
             let _ = slot.stream.synchronize();
             return Err(e);
+        }
+        // MSB-aligned planes uploaded as stored: shifted down in place on this stream, after
+        // their upload and before `uploaded` (the next frame's motion reads this reference
+        // after that event) and every kernel of the frame.
+        let shift = self.plan.as_ref().and_then(|p| p.shift.as_ref());
+        for (i, sp) in srcs.iter().enumerate() {
+            let (Src::Direct(p) | Src::Staged(p)) = sp else {
+                continue;
+            };
+            if let (true, Some(l)) = (gpu_shifts(p), shift)
+                && let Err(e) = self.launch(s, &l[i])
+            {
+                // The uploads may still read the caller's planes (`keep`).
+                let _ = slot.stream.synchronize();
+                return Err(e);
+            }
         }
         slot.uploaded
             .record(&slot.stream)
@@ -1765,7 +1796,7 @@ mod tests {
             let owner: Arc<dyn HostBytes> = Arc::new(bytes.clone());
             let p = HostPlane::new(owner, 5, stride, w, h, bpc).unwrap();
             let mut dst = vec![0xEEu8; w * bps * h + 16];
-            pool.copy_rows(&p, &mut dst);
+            pool.copy_rows(&p, &mut dst, true);
             let row = w * bps;
             for y in 0..h {
                 let s = 5 + y * stride;
@@ -1782,15 +1813,17 @@ mod tests {
         }
     }
 
-    /// MSB-aligned planes (P010) are shifted down while staged: every sample of every row,
-    /// whatever the split, and nothing written past the plane.
+    /// MSB-aligned planes (P010) are shifted down while staged where asked (else copied as
+    /// stored, for the GPU to shift): every sample of every row, whatever the split, and
+    /// nothing written past the plane.
     #[test]
     fn stage_pool_shifts_msb_aligned_rows() {
         let pool = StagePool::new(3);
-        for &(w, h, pad, shift) in &[
-            (33usize, 33usize, 0usize, 6u8),
-            (1920, 1080, 64, 6),
-            (1921, 541, 6, 4),
+        for &(w, h, pad, shift, apply) in &[
+            (33usize, 33usize, 0usize, 6u8, true),
+            (1920, 1080, 64, 6, true),
+            (1921, 541, 6, 4, true),
+            (1920, 1080, 64, 6, false),
         ] {
             let stride = 2 * w + pad;
             let len = stride * h + 3;
@@ -1801,12 +1834,13 @@ mod tests {
                 .with_shift(shift)
                 .unwrap();
             let mut dst = vec![0xEEu8; 2 * w * h + 16];
-            pool.copy_rows(&p, &mut dst);
+            pool.copy_rows(&p, &mut dst, apply);
+            let down = if apply { shift } else { 0 };
             let mut bad = Vec::new();
             for y in 0..h {
                 for x in 0..w {
                     let s = 3 + y * stride + 2 * x;
-                    let want = u16::from_le_bytes([bytes[s], bytes[s + 1]]) >> shift;
+                    let want = u16::from_le_bytes([bytes[s], bytes[s + 1]]) >> down;
                     let o = 2 * (y * w + x);
                     let got = u16::from_le_bytes([dst[o], dst[o + 1]]);
                     if got != want {
@@ -1816,7 +1850,7 @@ mod tests {
             }
             assert!(
                 bad.is_empty(),
-                "{w}x{h} >> {shift}: {} samples differ, first {:?}",
+                "{w}x{h} >> {down}: {} samples differ, first {:?}",
                 bad.len(),
                 &bad[..bad.len().min(4)]
             );

@@ -580,6 +580,7 @@ impl Worker {
             Adm(kernels::AdmArgs),
             Mot(kernels::MotionArgs),
             Range(kernels::RangeArgs),
+            Shift(kernels::ShiftArgs),
         }
         let mut vals = Vec::with_capacity(l.args.len());
         for a in &l.args {
@@ -593,6 +594,7 @@ impl Worker {
                 Arg::Adm(v) => V::Adm(v),
                 Arg::Motion(v) => V::Mot(v),
                 Arg::Range(v) => V::Range(v),
+                Arg::Shift(v) => V::Shift(v),
             });
         }
         // hipModuleLaunchKernel's kernelParams: one pointer to each argument's value. `vals`
@@ -605,6 +607,7 @@ impl Worker {
                 V::Adm(x) => x as *mut kernels::AdmArgs as *mut c_void,
                 V::Mot(x) => x as *mut kernels::MotionArgs as *mut c_void,
                 V::Range(x) => x as *mut kernels::RangeArgs as *mut c_void,
+                V::Shift(x) => x as *mut kernels::ShiftArgs as *mut c_void,
             })
             .collect();
         // SAFETY: the argument list matches the kernel's C signature (check_signature above,

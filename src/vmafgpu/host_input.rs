@@ -46,7 +46,8 @@ pub enum HostUv {
 /// planes that keep the buffer mapped (one mapping for all of them), or `None` where the engine
 /// must get a copy instead (a buffer that cannot be mapped; a negative stride). Chroma is `None`
 /// for gray. The planes of MSB-aligned formats (P010) carry their shift
-/// ([`HostPlane::with_shift`]): the backend shifts the samples down while it stages them.
+/// ([`HostPlane::with_shift`]): the backend shifts the samples down (CUDA: on the GPU after the
+/// upload, or while it stages them).
 pub fn host_planes(
     buffer: &gst::Buffer,
     info: &gst_video::VideoInfo,
@@ -171,8 +172,8 @@ mod pinned {
 
     /// Answer an ALLOCATION query: a video buffer pool whose memory is `allocator`'s (pinned),
     /// with video meta (custom strides), and the allocator itself for producers that keep their
-    /// own pool. Nothing is offered for MSB-aligned formats (P010): their planes are staged
-    /// (shifted on the way) wherever they are, so pinned memory would not spare a copy.
+    /// own pool. MSB-aligned formats (P010) too: the backend uploads their luma as stored and
+    /// shifts it on the GPU (the companion metrics' planes are shifted while staged).
     pub fn propose_pinned(
         allocator: &PinnedAllocator,
         query: &mut gst::query::Allocation,
@@ -182,7 +183,7 @@ mod pinned {
             return Ok(false);
         };
         let info = gst_video::VideoInfo::from_caps(&caps).map_err(|e| e.to_string())?;
-        if InputFormat::of(info.format()).is_none_or(|f| f.shift != 0) {
+        if InputFormat::of(info.format()).is_none() {
             return Ok(false);
         }
         let size = u32::try_from(info.size()).map_err(|e| e.to_string())?;

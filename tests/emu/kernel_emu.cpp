@@ -138,6 +138,7 @@ int main() {
         auto AA = [&](int i) { AdmArgs v; memcpy(&v, a[i].bytes.data(), sizeof v); return v; };
         auto MA = [&](int i) { MotionArgs v; memcpy(&v, a[i].bytes.data(), sizeof v); return v; };
         auto RA = [&](int i) { RangeArgs v; memcpy(&v, a[i].bytes.data(), sizeof v); return v; };
+        auto SA = [&](int i) { ShiftArgs v; memcpy(&v, a[i].bytes.data(), sizeof v); return v; };
         std::function<void()> fn;
         if (name == "vif_s0_u8") { auto v = VA(2); fn = [=] { vif_s0_u8((const vg_u8 *)P(0), (const vg_u8 *)P(1), v, (const vg_u16 *)P(3), (vg_u16 *)P(4), (vg_u16 *)P(5), (vg_u64 *)P(6)); }; }
         else if (name == "vif_s0_u16") { auto v = VA(2); fn = [=] { vif_s0_u16((const vg_u16 *)P(0), (const vg_u16 *)P(1), v, (const vg_u16 *)P(3), (vg_u16 *)P(4), (vg_u16 *)P(5), (vg_u64 *)P(6)); }; }
@@ -153,6 +154,7 @@ int main() {
         else if (name == "motion_u8") { auto v = MA(2); fn = [=] { motion_u8((const vg_u8 *)P(0), (const vg_u8 *)P(1), v, (vg_u64 *)P(3)); }; }
         else if (name == "motion_u16") { auto v = MA(2); fn = [=] { motion_u16((const vg_u16 *)P(0), (const vg_u16 *)P(1), v, (vg_u64 *)P(3)); }; }
         else if (name == "range_u16") { auto v = RA(2); fn = [=] { range_u16((const vg_u16 *)P(0), (const vg_u16 *)P(1), v, (vg_u64 *)P(3)); }; }
+        else if (name == "shift_u16") { auto v = SA(1); fn = [=] { shift_u16((vg_u16 *)P(0), v); }; }
         else fail("unknown kernel");
         pool.run(gx, gy, fn);
     }

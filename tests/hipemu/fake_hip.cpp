@@ -52,7 +52,8 @@ static const hipError_t hipSuccess = 0, hipErrorInvalidValue = 1, hipErrorNoDevi
 #if defined(FAKE_ROCM5) || defined(FAKE_HIPRTC_ONLY)
 static const char *const KERNEL_NAMES[] = {
     "vif_s0_u8", "vif_s0_u16", "vif_s1", "vif_s2", "vif_s3", "adm_dwt_s0_u8", "adm_dwt_s0_u16",
-    "adm_dwt_s123", "adm_cm_s0", "adm_cm_s123", "adm_finalize", "motion_u8", "motion_u16", "range_u16"};
+    "adm_dwt_s123", "adm_cm_s0", "adm_cm_s123", "adm_finalize", "motion_u8", "motion_u16", "range_u16",
+    "shift_u16"};
 static const char CODE_MAGIC[] = "VMAFGPU-FAKE-CODE-OBJECT";
 
 struct FakeProgram {
@@ -585,14 +586,14 @@ FAKE_EXPORT hipError_t hipModuleUnload(void *m) {
     return hipSuccess;
 }
 
-enum Sig { VIF7, VIF5, ADM_DWT, ADM_CM, FIN, MOT, RANGE };
+enum Sig { VIF7, VIF5, ADM_DWT, ADM_CM, FIN, MOT, RANGE, SHIFT };
 struct KernelInfo { const char *name; Sig sig; };
 static const KernelInfo KERNELS[] = {
     {"vif_s0_u8", VIF7}, {"vif_s0_u16", VIF7}, {"vif_s1", VIF7}, {"vif_s2", VIF7},
     {"vif_s3", VIF5}, {"adm_dwt_s0_u8", ADM_DWT}, {"adm_dwt_s0_u16", ADM_DWT},
     {"adm_dwt_s123", ADM_DWT}, {"adm_cm_s0", ADM_CM}, {"adm_cm_s123", ADM_CM},
     {"adm_finalize", FIN}, {"motion_u8", MOT}, {"motion_u16", MOT},
-    {"range_u16", RANGE}};
+    {"range_u16", RANGE}, {"shift_u16", SHIFT}};
 static const int NKERNELS = sizeof KERNELS / sizeof KERNELS[0];
 struct FakeFunction { FakeModule *m; int k; };
 static std::vector<FakeFunction *> g_functions;
@@ -695,6 +696,12 @@ FAKE_EXPORT hipError_t hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, 
         RangeArgs a; memcpy(&a, params[2], sizeof a);
         void *p0 = dev(0, false), *p1 = dev(1, false), *p3 = dev(3, false);
         fn = [=] { range_u16((const vg_u16 *)p0, (const vg_u16 *)p1, a, (vg_u64 *)p3); };
+        break;
+    }
+    case SHIFT: {
+        ShiftArgs a; memcpy(&a, params[1], sizeof a);
+        void *p0 = dev(0, false);
+        fn = [=] { shift_u16((vg_u16 *)p0, a); };
         break;
     }
     }

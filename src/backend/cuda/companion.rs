@@ -2401,7 +2401,8 @@ fn enqueue(k: &Launcher, pool: &super::StagePool, rb: &mut RingBuf, f: &Feed) ->
                 if on_device(&r) {
                     continue;
                 }
-                if super::uploads_directly(p) {
+                // MSB-aligned planes (P010) are shifted while staged.
+                if super::uploads_directly(p) && p.shift() == 0 {
                     direct.push((r, p));
                 } else {
                     copies.push((r, p));
@@ -2422,7 +2423,7 @@ fn enqueue(k: &Launcher, pool: &super::StagePool, rb: &mut RingBuf, f: &Feed) ->
                 planes.push((p, dst));
             }
             // The rows as they are (bytes at 8 bits, little-endian u16 above).
-            pool.copy_rows_all(planes);
+            pool.copy_rows_all(planes, true);
         }
     }
     let t_queue = feeder_add(Stage::Staging, t_stage);

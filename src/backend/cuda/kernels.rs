@@ -90,6 +90,14 @@ pub struct RangeArgs {
     pub mask: u32,
 }
 
+/// `ShiftArgs` in kernels/motion.cu: `n` words of a plane, each shifted down by `shift`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShiftArgs {
+    pub n: u32,
+    pub shift: u32,
+}
+
 /// `FinalizeEntry` in kernels/adm.cu: one accumulator = sum over rows `begin..end` of
 /// `(rows[src + r] + add) >> shift`.
 #[repr(C)]
@@ -139,6 +147,8 @@ mod device_repr {
     unsafe impl cudarc::driver::DeviceRepr for MotionArgs {}
     // SAFETY: as above (two u32, no padding).
     unsafe impl cudarc::driver::DeviceRepr for RangeArgs {}
+    // SAFETY: as above (two u32, no padding).
+    unsafe impl cudarc::driver::DeviceRepr for ShiftArgs {}
 }
 
 /// Compile [`SOURCE`] to PTX with NVRTC for `arch` (e.g. "compute_90"). Needs only libnvrtc
@@ -228,6 +238,8 @@ mod tests {
         assert_eq!(size_of::<MotionArgs>(), 16);
         assert_eq!(size_of::<RangeArgs>(), 8);
         assert_eq!(offset_of!(RangeArgs, mask), 4);
+        assert_eq!(size_of::<ShiftArgs>(), 8);
+        assert_eq!(offset_of!(ShiftArgs, shift), 4);
         assert_eq!(size_of::<FinalizeEntry>(), 32);
         assert_eq!(offset_of!(FinalizeEntry, add), 16);
         assert_eq!(offset_of!(FinalizeEntry, dst), 28);

@@ -8,7 +8,7 @@
 //! Every constant below is libvmaf 3.2.0's (`libvmaf/src/feature/integer_vif.c`,
 //! `integer_adm.c`, `integer_motion.c`); the comments name the C variable.
 
-use super::kernels::{AdmArgs, FinalizeEntry, MotionArgs, RangeArgs, VifArgs};
+use super::kernels::{AdmArgs, FinalizeEntry, MotionArgs, RangeArgs, ShiftArgs, VifArgs};
 use crate::features::adm::AdmConstants;
 
 /// Index of each accumulator in the frame's result buffer (u64 words).
@@ -73,10 +73,11 @@ pub enum Kernel {
     MotionU8,
     MotionU16,
     RangeU16,
+    ShiftU16,
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 14] = [
+    pub const ALL: [Kernel; 15] = [
         Kernel::VifS0U8,
         Kernel::VifS0U16,
         Kernel::VifS1,
@@ -91,6 +92,7 @@ impl Kernel {
         Kernel::MotionU8,
         Kernel::MotionU16,
         Kernel::RangeU16,
+        Kernel::ShiftU16,
     ];
 
     pub fn name(self) -> &'static str {
@@ -109,6 +111,7 @@ impl Kernel {
             Kernel::MotionU8 => "motion_u8",
             Kernel::MotionU16 => "motion_u16",
             Kernel::RangeU16 => "range_u16",
+            Kernel::ShiftU16 => "shift_u16",
         }
     }
 }
@@ -121,6 +124,7 @@ pub enum ArgKind {
     Adm,
     Motion,
     Range,
+    Shift,
 }
 
 impl Kernel {
@@ -146,6 +150,8 @@ impl Kernel {
             Kernel::MotionU8 | Kernel::MotionU16 => &[Ptr, Ptr, Motion, Ptr],
             // (a, b, RangeArgs, bad)
             Kernel::RangeU16 => &[Ptr, Ptr, Range, Ptr],
+            // (p, ShiftArgs)
+            Kernel::ShiftU16 => &[Ptr, Shift],
         }
     }
 }
@@ -158,6 +164,7 @@ pub fn check_signature(l: &Launch) -> crate::Result<()> {
         Arg::Adm(_) => ArgKind::Adm,
         Arg::Motion(_) => ArgKind::Motion,
         Arg::Range(_) => ArgKind::Range,
+        Arg::Shift(_) => ArgKind::Shift,
     };
     let sig = l.kernel.signature();
     if l.args.len() != sig.len() || l.args.iter().zip(sig).any(|(a, k)| kind(a) != *k) {
@@ -182,6 +189,7 @@ pub enum Arg {
     Adm(AdmArgs),
     Motion(MotionArgs),
     Range(RangeArgs),
+    Shift(ShiftArgs),
 }
 
 /// One kernel launch: `grid` blocks of `BLOCK` threads (1-D blocks).
@@ -216,6 +224,10 @@ pub struct Plan {
     /// samples (8- and 16-bit samples cannot be out of range): run first, and only for planes
     /// taken from the caller's memory without a host check.
     pub range: Option<Launch>,
+    /// For 9- to 15-bit samples: the in-place shift of the reference, distorted and previous
+    /// reference planes (in that order) down by `16 - bpc` bits, for planes uploaded as an
+    /// MSB-aligned format stores them (P010: 10 bits 6 up). Run right after the uploads.
+    pub shift: Option<[Launch; 3]>,
     /// VIF and ADM launches, in order, then the finalize launch.
     pub launches: Vec<Launch>,
     /// Contents of `Buf::Finalize`.
@@ -535,6 +547,25 @@ impl Plan {
             ],
         });
 
+        // Grid as the range check's; the same u32 bound on w * h.
+        let shift = (bpc != 8 && bpc != 16 && w * h <= 1 << 31).then(|| {
+            [Buf::Ref, Buf::Dis, Buf::Prev].map(|b| Launch {
+                kernel: Kernel::ShiftU16,
+                grid: (
+                    (w * h).div_ceil(4 * BLOCK as usize).clamp(1, 1024) as u32,
+                    1,
+                ),
+                args: vec![
+                    Arg::Ptr(b, 0),
+                    Arg::Shift(ShiftArgs {
+                        // <= 2^31 (checked above).
+                        n: (w * h) as u32,
+                        shift: u32::from(16 - bpc),
+                    }),
+                ],
+            })
+        });
+
         Plan {
             w,
             h,
@@ -542,6 +573,7 @@ impl Plan {
             bufs,
             motion,
             range,
+            shift,
             launches,
             finalize,
             acc_words,
@@ -662,6 +694,34 @@ mod tests {
         assert!(Plan::new(46340, 46340, 10, 100.0, &consts).range.is_some());
     }
 
+    /// The in-place shift of MSB-aligned planes: for 9- to 15-bit samples only, each of the
+    /// three input planes whole (every sample of a plane of the plan's size), by 16 - bpc.
+    #[test]
+    fn shift_launches_cover_the_three_input_planes() {
+        let consts = AdmConstants::new(&crate::features::adm::AdmParams::default());
+        for bpc in 8..=16u8 {
+            let p = Plan::new(641, 359, bpc, 100.0, &consts);
+            assert_eq!(p.shift.is_some(), bpc != 8 && bpc != 16, "{bpc}-bit");
+            for (l, b) in p
+                .shift
+                .iter()
+                .flatten()
+                .zip([Buf::Ref, Buf::Dis, Buf::Prev])
+            {
+                let (Arg::Ptr(pb, 0), Arg::Shift(a)) = (l.args[0], l.args[1]) else {
+                    panic!("{l:?}")
+                };
+                assert_eq!(pb, b);
+                assert_eq!((a.n, a.shift), (641 * 359, u32::from(16 - bpc)));
+                assert!(p.bytes(b) >= 2 * 641 * 359, "{b:?}");
+                assert!(
+                    u64::from(l.grid.0) * 4 * u64::from(BLOCK) >= 641 * 359 || l.grid.0 == 1024
+                );
+            }
+        }
+        assert!(Plan::new(46341, 46341, 10, 100.0, &consts).shift.is_none());
+    }
+
     #[test]
     fn every_launch_argument_names_a_buffer_of_the_plan() {
         let consts = AdmConstants::new(&crate::features::adm::AdmParams::default());
@@ -677,6 +737,7 @@ mod tests {
                 .iter()
                 .chain(std::iter::once(&p.motion))
                 .chain(p.range.as_ref())
+                .chain(p.shift.iter().flatten())
             {
                 for a in &l.args {
                     if let Arg::Ptr(b, off) = a {
@@ -687,7 +748,13 @@ mod tests {
                     }
                 }
             }
-            for l in p.launches.iter().chain(std::iter::once(&p.motion)) {
+            for l in p
+                .launches
+                .iter()
+                .chain(std::iter::once(&p.motion))
+                .chain(p.range.as_ref())
+                .chain(p.shift.iter().flatten())
+            {
                 check_signature(l).unwrap();
             }
             assert_eq!(p.finalize.len(), 36);
