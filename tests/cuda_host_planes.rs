@@ -8,10 +8,11 @@
 
 use std::sync::{Arc, Weak};
 
+use gstvmafgpu::backend::HostChroma;
 use gstvmafgpu::backend::cuda::pinned::{PinnedHost, PinnedHostBuf};
 use gstvmafgpu::backend::cuda::{self};
 use gstvmafgpu::backend::{HostBytes, HostPlane};
-use gstvmafgpu::engine::{BackendKind, FrameScores, Scorer, ScorerConfig, Summary};
+use gstvmafgpu::engine::{BackendKind, Companions, FrameScores, Scorer, ScorerConfig, Summary};
 use gstvmafgpu::picture::{Chroma, ChromaFormat, Picture, PlaneRef};
 
 fn require_gpu() -> bool {
@@ -452,6 +453,103 @@ fn yuv_picture<'a>(
     }
 }
 
+/// A `yuv` frame's planes in the caller's memory, as `push_shared_with_chroma` takes them: the
+/// bytes copied into one owner (pinned memory from `pinned`, else a `Vec`), returned for the
+/// caller to watch; the luma and the chroma at libvmaf's size (Cb,Cr pairs where interleaved),
+/// each `shift` bits up in its words (0: plain samples).
+fn host_yuv(
+    (b, at): (&[u8], &[(usize, usize); 3]),
+    (w, h, bpc): (usize, usize, u8),
+    (format, interleaved): (ChromaFormat, bool),
+    shift: u8,
+    pinned: Option<&PinnedHost>,
+) -> (
+    HostPlane,
+    gstvmafgpu::backend::HostChroma,
+    Arc<dyn HostBytes>,
+) {
+    let owner: Arc<dyn HostBytes> = match pinned {
+        Some(pinned) => {
+            let mut p: PinnedHostBuf = pinned.alloc(b.len()).expect("pinned");
+            p.as_mut().copy_from_slice(b);
+            Arc::new(p)
+        }
+        None => Arc::new(b.to_vec()),
+    };
+    let plane = |p: usize, (pw, ph): (usize, usize)| {
+        HostPlane::new(Arc::clone(&owner), at[p].0, at[p].1, pw, ph, bpc)
+            .and_then(|x| x.with_shift(shift))
+            .unwrap()
+    };
+    let (cw, ch) = format.libvmaf_chroma_size(w, h).unwrap();
+    (
+        plane(0, (w, h)),
+        if interleaved {
+            HostChroma::Interleaved {
+                reference: plane(1, (2 * cw, ch)),
+                distorted: plane(1, (2 * cw, ch)),
+            }
+        } else {
+            HostChroma::Planar {
+                reference: [plane(1, (cw, ch)), plane(2, (cw, ch))],
+                distorted: [plane(1, (cw, ch)), plane(2, (cw, ch))],
+            }
+        },
+        owner,
+    )
+}
+
+/// The chroma of a pair from the reference's and the distorted picture's [`host_yuv`].
+fn pair_chroma(r: HostChroma, d: HostChroma) -> HostChroma {
+    use HostChroma::*;
+    match (r, d) {
+        (
+            Interleaved { reference, .. },
+            Interleaved {
+                reference: dist, ..
+            },
+        ) => Interleaved {
+            reference,
+            distorted: dist,
+        },
+        (
+            Planar { reference, .. },
+            Planar {
+                reference: dist, ..
+            },
+        ) => Planar {
+            reference,
+            distorted: dist,
+        },
+        _ => panic!("one picture interleaved, the other not"),
+    }
+}
+
+/// A CUDA scorer with `companions` (and the pinned allocator) and a CPU scorer of the same
+/// configuration, or None (skip, saying why).
+fn cuda_and_cpu(test: &str, companions: Companions) -> Option<(Scorer, PinnedHost, Scorer)> {
+    let cfg = ScorerConfig {
+        companions,
+        ..Default::default()
+    };
+    let (gpu, pinned) = cuda_or_skip(test, &cfg)?;
+    let cpu = Scorer::new(ScorerConfig {
+        backend: BackendKind::Cpu,
+        ..cfg
+    })
+    .unwrap();
+    Some((gpu, pinned, cpu))
+}
+
+/// Every companion metric.
+const ALL_FIVE: Companions = Companions {
+    psnr: true,
+    ssim: true,
+    ms_ssim: true,
+    ciede: true,
+    psnr_hvs: true,
+};
+
 /// The metrics of GPU frame `g` that differ from CPU frame `c`: every metric equal, CIEDE2000
 /// within `ciede_bound` (the GPU adds its per-pixel values in another order).
 fn metrics_differ(
@@ -488,8 +586,6 @@ fn metrics_differ(
 /// chroma (NV12, P016: split on the GPU).
 #[test]
 fn push_shared_with_chroma_on_cuda_equals_push() {
-    use gstvmafgpu::backend::HostChroma;
-    use gstvmafgpu::engine::Companions;
     let test = "push_shared_with_chroma_on_cuda_equals_push";
     use ChromaFormat::*;
     // (.., (format, interleaved: NV12 at 8 bits, P016 at 16))
@@ -505,13 +601,7 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
     if !quick() {
         cases.push((1281, 719, 10, (Yuv420, false)));
     }
-    let companions = Companions {
-        psnr: true,
-        ssim: true,
-        ms_ssim: true,
-        ciede: true,
-        psnr_hvs: true,
-    };
+    let companions = ALL_FIVE;
     let mut bad = Vec::new();
     // libvmaf's PSNR-HVS takes at most 12 bits: a scorer without it for the 16-bit frames.
     let mut scorers = Vec::new();
@@ -543,7 +633,6 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
         for &(w, h, bpc, format) in cases {
             let g = (w, h, bpc);
             let label = format!("{w}x{h} {bpc}-bit {format:?} subsample {subsample}");
-            let (cformat, interleaved) = format;
             let frames: Vec<[Yuv; 2]> = (0..4)
                 .map(|i| {
                     let t = i as f64 * 0.05;
@@ -562,43 +651,15 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
             };
             let want = plain(cpu);
             let via_push = plain(gpu);
-            let (cw, ch) = cformat.libvmaf_chroma_size(w, h).unwrap();
             let mut weak: Vec<Weak<dyn HostBytes>> = Vec::new();
             let mut shared = |s: &mut Scorer, on_pinned: bool| -> Scores {
                 let mut out = Vec::new();
                 for [(r, ra), (d, da)] in &frames {
-                    let mut host = |b: &[u8], at: &[(usize, usize); 3]| {
-                        let owner: Arc<dyn HostBytes> = if on_pinned {
-                            let mut p: PinnedHostBuf = pinned.alloc(b.len()).expect("pinned");
-                            p.as_mut().copy_from_slice(b);
-                            Arc::new(p)
-                        } else {
-                            Arc::new(b.to_vec())
-                        };
-                        weak.push(Arc::downgrade(&owner));
-                        let plane = |p: usize, (pw, ph): (usize, usize)| {
-                            HostPlane::new(Arc::clone(&owner), at[p].0, at[p].1, pw, ph, bpc)
-                                .unwrap()
-                        };
-                        let uv = if interleaved {
-                            vec![plane(1, (2 * cw, ch))]
-                        } else {
-                            vec![plane(1, (cw, ch)), plane(2, (cw, ch))]
-                        };
-                        (plane(0, (w, h)), uv)
-                    };
-                    let ((rl, mut rc), (dl, mut dc)) = (host(r, ra), host(d, da));
-                    let chroma = if interleaved {
-                        HostChroma::Interleaved {
-                            reference: rc.remove(0),
-                            distorted: dc.remove(0),
-                        }
-                    } else {
-                        HostChroma::Planar {
-                            reference: [rc.remove(0), rc.remove(0)],
-                            distorted: [dc.remove(0), dc.remove(0)],
-                        }
-                    };
+                    let on = on_pinned.then_some(pinned);
+                    let (rl, rc, ro) = host_yuv((r, ra), g, format, 0, on);
+                    let (dl, dc, dop) = host_yuv((d, da), g, format, 0, on);
+                    weak.extend([Arc::downgrade(&ro), Arc::downgrade(&dop)]);
+                    let chroma = pair_chroma(rc, dc);
                     let (rp, dp) = (yuv_picture(r, ra, g, format), yuv_picture(d, da, g, format));
                     out.extend(
                         s.push_shared_with_chroma(&rp, &dp, rl, dl, Some(chroma))
@@ -664,30 +725,13 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
 /// pageable route.)
 #[test]
 fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
-    use gstvmafgpu::backend::HostChroma;
     use gstvmafgpu::backend::cuda::companion::MAX_RING;
-    use gstvmafgpu::engine::Companions;
     let test = "companions_on_vmafs_luma_over_many_frames_equal_cpu";
     use ChromaFormat::*;
     let n = 3 * (cuda::SLOTS + MAX_RING);
-    let cfg = ScorerConfig {
-        companions: Companions {
-            psnr: true,
-            ssim: true,
-            ms_ssim: true,
-            ciede: true,
-            psnr_hvs: true,
-        },
-        ..Default::default()
-    };
-    let Some((mut gpu, pinned)) = cuda_or_skip(test, &cfg) else {
+    let Some((mut gpu, pinned, mut cpu)) = cuda_and_cpu(test, ALL_FIVE) else {
         return;
     };
-    let mut cpu = Scorer::new(ScorerConfig {
-        backend: BackendKind::Cpu,
-        ..cfg.clone()
-    })
-    .unwrap();
     let mut bad = Vec::new();
     for (w, h, bpc, format) in [(321usize, 243usize, 8u8, Yuv420), (250, 186, 10, Yuv422)] {
         let g = (w, h, bpc);
@@ -717,7 +761,6 @@ fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
             want.extend(cpu.push(&rp, &dp).unwrap());
         }
         want.extend(cpu.finish().unwrap().0);
-        let (cw, ch) = format.libvmaf_chroma_size(w, h).unwrap();
         for route in ["push", "pageable", "pinned"] {
             let mut got = Vec::new();
             for fr in &frames {
@@ -726,24 +769,11 @@ fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
                     got.extend(gpu.push(&rp, &dp).unwrap());
                     continue;
                 }
-                let host = |(b, at): &Yuv| {
-                    let owner: Arc<dyn HostBytes> = if route == "pinned" {
-                        let mut p: PinnedHostBuf = pinned.alloc(b.len()).expect("pinned");
-                        p.as_mut().copy_from_slice(b);
-                        Arc::new(p)
-                    } else {
-                        Arc::new(b.to_vec())
-                    };
-                    let plane = |p: usize, (pw, ph): (usize, usize)| {
-                        HostPlane::new(Arc::clone(&owner), at[p].0, at[p].1, pw, ph, bpc).unwrap()
-                    };
-                    (plane(0, (w, h)), [plane(1, (cw, ch)), plane(2, (cw, ch))])
-                };
-                let ((rl, rc), (dl, dc)) = (host(&fr[0]), host(&fr[1]));
-                let chroma = HostChroma::Planar {
-                    reference: rc,
-                    distorted: dc,
-                };
+                let on = (route == "pinned").then_some(&pinned);
+                let [(r, ra), (d, da)] = fr;
+                let (rl, rc, _) = host_yuv((r, ra), g, f, 0, on);
+                let (dl, dc, _) = host_yuv((d, da), g, f, 0, on);
+                let chroma = pair_chroma(rc, dc);
                 got.extend(
                     gpu.push_shared_with_chroma(&rp, &dp, rl, dl, Some(chroma))
                         .unwrap(),
@@ -788,29 +818,12 @@ fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
 /// and planar, and no frame is refused.
 #[test]
 fn msb_aligned_planes_on_cuda_equal_cpu() {
-    use gstvmafgpu::backend::HostChroma;
-    use gstvmafgpu::engine::Companions;
     let test = "msb_aligned_planes_on_cuda_equal_cpu";
     use ChromaFormat::*;
-    let cfg = ScorerConfig {
-        companions: Companions {
-            psnr: true,
-            ssim: true,
-            ms_ssim: true,
-            ciede: true,
-            psnr_hvs: true,
-        },
-        ..Default::default()
-    };
-    let Some((mut gpu, pinned)) = cuda_or_skip(test, &cfg) else {
+    let Some((mut gpu, pinned, mut cpu)) = cuda_and_cpu(test, ALL_FIVE) else {
         return;
     };
     assert!(gpu.shares_every_frame());
-    let mut cpu = Scorer::new(ScorerConfig {
-        backend: BackendKind::Cpu,
-        ..cfg.clone()
-    })
-    .unwrap();
     let mut bad = Vec::new();
     let mut cases = vec![
         (179usize, 177usize, 10u8, 6u8, (Yuv420, true)),
@@ -841,51 +854,20 @@ fn msb_aligned_planes_on_cuda_equal_cpu() {
             }
             (out, *at)
         };
-        let (format, interleaved) = f;
         let mut want = Vec::new();
         for [(r, ra), (d, da)] in &frames {
             let (rp, dp) = (yuv_picture(r, ra, g, f), yuv_picture(d, da, g, f));
             want.extend(cpu.push(&rp, &dp).unwrap());
         }
         want.extend(cpu.finish().unwrap().0);
-        let (cw, ch) = format.libvmaf_chroma_size(w, h).unwrap();
         for route in ["pageable", "pinned"] {
             let mut got = Vec::new();
             for fr in &frames {
                 let [(r, ra), (d, da)] = [msb(&fr[0]), msb(&fr[1])];
-                let host = |b: &[u8], at: &[(usize, usize); 3]| {
-                    let owner: Arc<dyn HostBytes> = if route == "pinned" {
-                        let mut p: PinnedHostBuf = pinned.alloc(b.len()).expect("pinned");
-                        p.as_mut().copy_from_slice(b);
-                        Arc::new(p)
-                    } else {
-                        Arc::new(b.to_vec())
-                    };
-                    let plane = |p: usize, (pw, ph): (usize, usize)| {
-                        HostPlane::new(Arc::clone(&owner), at[p].0, at[p].1, pw, ph, bpc)
-                            .unwrap()
-                            .with_shift(shift)
-                            .unwrap()
-                    };
-                    let uv = if interleaved {
-                        vec![plane(1, (2 * cw, ch))]
-                    } else {
-                        vec![plane(1, (cw, ch)), plane(2, (cw, ch))]
-                    };
-                    (plane(0, (w, h)), uv)
-                };
-                let ((rl, mut rc), (dl, mut dc)) = (host(&r, &ra), host(&d, &da));
-                let chroma = if interleaved {
-                    HostChroma::Interleaved {
-                        reference: rc.remove(0),
-                        distorted: dc.remove(0),
-                    }
-                } else {
-                    HostChroma::Planar {
-                        reference: [rc.remove(0), rc.remove(0)],
-                        distorted: [dc.remove(0), dc.remove(0)],
-                    }
-                };
+                let on = (route == "pinned").then_some(&pinned);
+                let (rl, rc, _) = host_yuv((&r, &ra), g, f, shift, on);
+                let (dl, dc, _) = host_yuv((&d, &da), g, f, shift, on);
+                let chroma = pair_chroma(rc, dc);
                 // The pictures give the geometry only (their planes hold the shifted words).
                 let (rp, dp) = (yuv_picture(&r, &ra, g, f), yuv_picture(&d, &da, g, f));
                 match gpu.push_shared_with_chroma(&rp, &dp, rl, dl, Some(chroma)) {

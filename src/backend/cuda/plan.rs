@@ -526,40 +526,39 @@ impl Plan {
             ],
         };
 
-        // One thread per 4 samples up to 1024 blocks (grid-stride beyond: a 4K pair is read in
-        // a few microseconds either way). The kernel's u32 indices need w * h <= 2^31 (a 46340
-        // x 46340 frame); beyond, there is no launch and the backend scans on the host.
-        let range = (bpc != 8 && bpc != 16 && w * h <= 1 << 31).then(|| Launch {
-            kernel: Kernel::RangeU16,
-            grid: (
+        // The range check and the in-place shift of 9- to 15-bit planes (8- and 16-bit samples
+        // can be neither out of range nor MSB-aligned): one thread per 4 samples up to 1024
+        // blocks (grid-stride beyond: a 4K pair is read in a few microseconds either way). The
+        // kernels' u32 indices need w * h <= 2^31 (a 46340 x 46340 frame); beyond, there is no
+        // launch: the backend scans on the host, and shifts while it stages.
+        let words = (bpc != 8 && bpc != 16 && w * h <= 1 << 31).then(|| {
+            (
                 (w * h).div_ceil(4 * BLOCK as usize).clamp(1, 1024) as u32,
-                1,
-            ),
+                // <= 2^31 (checked above).
+                (w * h) as u32,
+            )
+        });
+        let range = words.map(|(blocks, n)| Launch {
+            kernel: Kernel::RangeU16,
+            grid: (blocks, 1),
             args: vec![
                 Arg::Ptr(Buf::Ref, 0),
                 Arg::Ptr(Buf::Dis, 0),
                 Arg::Range(RangeArgs {
-                    // <= 2^31 (checked above).
-                    n: (w * h) as u32,
+                    n,
                     mask: (0xffffu32 << bpc) & 0xffff,
                 }),
                 Arg::Ptr(Buf::Acc, 8 * slot::RANGE),
             ],
         });
-
-        // Grid as the range check's; the same u32 bound on w * h.
-        let shift = (bpc != 8 && bpc != 16 && w * h <= 1 << 31).then(|| {
+        let shift = words.map(|(blocks, n)| {
             [Buf::Ref, Buf::Dis, Buf::Prev].map(|b| Launch {
                 kernel: Kernel::ShiftU16,
-                grid: (
-                    (w * h).div_ceil(4 * BLOCK as usize).clamp(1, 1024) as u32,
-                    1,
-                ),
+                grid: (blocks, 1),
                 args: vec![
                     Arg::Ptr(b, 0),
                     Arg::Shift(ShiftArgs {
-                        // <= 2^31 (checked above).
-                        n: (w * h) as u32,
+                        n,
                         shift: u32::from(16 - bpc),
                     }),
                 ],
