@@ -525,6 +525,21 @@ fn pair_chroma(r: HostChroma, d: HostChroma) -> HostChroma {
     }
 }
 
+/// A 2-byte `yuv` frame as an MSB-aligned format stores it: every word shifted up by `shift`,
+/// its low bits from a hash of its position (the padding between rows too: nobody reads it).
+/// `shift` 0 gives the frame as it is.
+fn msb_words((b, at): &Yuv, shift: u8) -> Yuv {
+    let mut out = b.clone();
+    if shift > 0 {
+        for (k, c) in out.chunks_exact_mut(2).enumerate() {
+            let v = u16::from_le_bytes([c[0], c[1]]);
+            let low = (k as u16).wrapping_mul(40503) >> (16 - shift);
+            c.copy_from_slice(&((v << shift) | low).to_le_bytes());
+        }
+    }
+    (out, *at)
+}
+
 /// A CUDA scorer with `companions` (and the pinned allocator) and a CPU scorer of the same
 /// configuration, or None (skip, saying why).
 fn cuda_and_cpu(test: &str, companions: Companions) -> Option<(Scorer, PinnedHost, Scorer)> {
@@ -715,8 +730,8 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
 }
 
 /// The companion metrics widen the 8-bit luma planes VMAF uploaded from VMAF's buffers (on
-/// VMAF's stream) instead of uploading them again (10-bit planes are uploaded again, the other
-/// case here): over many frames of distinct content, more than the backend's slots and the
+/// VMAF's stream) instead of uploading them again, and copy P010's from there, shifted by
+/// VMAF's kernel (plain 10-bit planes are uploaded again, the other case here): over many frames of distinct content, more than the backend's slots and the
 /// companions' ring buffers hold at once (so every buffer is reused while other frames are in
 /// flight), each frame's companion scores through `push`, `push_shared_with_chroma` from
 /// pageable and from pinned memory equal the CPU backend's for that frame (CIEDE2000 within
@@ -733,10 +748,16 @@ fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
         return;
     };
     let mut bad = Vec::new();
-    for (w, h, bpc, format) in [(321usize, 243usize, 8u8, Yuv420), (250, 186, 10, Yuv422)] {
+    // (.., interleaved, shift): the last is P010, whose luma the companions copy from VMAF's
+    // buffer, shifted there.
+    for (w, h, bpc, format, interleaved, shift) in [
+        (321usize, 243usize, 8u8, Yuv420, false, 0u8),
+        (250, 186, 10, Yuv422, false, 0),
+        (246, 190, 10, Yuv420, true, 6),
+    ] {
         let g = (w, h, bpc);
-        let f = (format, false);
-        let label = format!("{w}x{h} {bpc}-bit {format:?}");
+        let f = (format, interleaved);
+        let label = format!("{w}x{h} {bpc}-bit {format:?} {shift} up");
         // Distinct content each frame: other noise, other seeds, moving gradients.
         let frames: Vec<[Yuv; 2]> = (0..n)
             .map(|i| {
@@ -761,18 +782,26 @@ fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
             want.extend(cpu.push(&rp, &dp).unwrap());
         }
         want.extend(cpu.finish().unwrap().0);
-        for route in ["push", "pageable", "pinned"] {
+        // `push` reads the pictures' planes: plain samples only.
+        let routes = if shift == 0 {
+            &["push", "pageable", "pinned"][..]
+        } else {
+            &["pageable", "pinned"][..]
+        };
+        for &route in routes {
             let mut got = Vec::new();
             for fr in &frames {
-                let (rp, dp) = pictures(fr, g, f);
                 if route == "push" {
+                    let (rp, dp) = pictures(fr, g, f);
                     got.extend(gpu.push(&rp, &dp).unwrap());
                     continue;
                 }
                 let on = (route == "pinned").then_some(&pinned);
-                let [(r, ra), (d, da)] = fr;
-                let (rl, rc, _) = host_yuv((r, ra), g, f, 0, on);
-                let (dl, dc, _) = host_yuv((d, da), g, f, 0, on);
+                let stored = [msb_words(&fr[0], shift), msb_words(&fr[1], shift)];
+                let (rp, dp) = pictures(&stored, g, f);
+                let [(r, ra), (d, da)] = &stored;
+                let (rl, rc, _) = host_yuv((r, ra), g, f, shift, on);
+                let (dl, dc, _) = host_yuv((d, da), g, f, shift, on);
                 let chroma = pair_chroma(rc, dc);
                 got.extend(
                     gpu.push_shared_with_chroma(&rp, &dp, rl, dl, Some(chroma))
@@ -812,7 +841,8 @@ fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
 /// anything (0xFFFF included), marked with their shift (`HostPlane::with_shift`). P010's 10 bits
 /// 6 up and a 12-bit layout 4 up fill their words: VMAF's planes are uploaded as stored (from
 /// pinned memory directly) and shifted on the GPU; 10 bits 4 up do not: shifted while staged.
-/// The companion metrics' planes are shifted while staged. VMAF, its features and all five
+/// The companion metrics copy the luma from VMAF's shifted buffer; their chroma is shifted while
+/// staged. VMAF, its features and all five
 /// companion metrics of every frame equal the CPU backend's on the plain (LSB-aligned) samples
 /// (CIEDE2000 within its bound), from pageable and pinned memory, with interleaved chroma (P010)
 /// and planar, and no frame is refused.
@@ -843,17 +873,6 @@ fn msb_aligned_planes_on_cuda_equal_cpu() {
                 [yuv(g, f, t, 1, 21 + i), yuv(g, f, t, 3, 301 + i)]
             })
             .collect();
-        // Every 2-byte word shifted up, its low bits from a hash of its position (the padding
-        // between rows too: nobody reads it).
-        let msb = |(b, at): &Yuv| -> Yuv {
-            let mut out = b.clone();
-            for (k, c) in out.chunks_exact_mut(2).enumerate() {
-                let v = u16::from_le_bytes([c[0], c[1]]);
-                let low = (k as u16).wrapping_mul(40503) >> (16 - shift);
-                c.copy_from_slice(&((v << shift) | low).to_le_bytes());
-            }
-            (out, *at)
-        };
         let mut want = Vec::new();
         for [(r, ra), (d, da)] in &frames {
             let (rp, dp) = (yuv_picture(r, ra, g, f), yuv_picture(d, da, g, f));
@@ -863,7 +882,7 @@ fn msb_aligned_planes_on_cuda_equal_cpu() {
         for route in ["pageable", "pinned"] {
             let mut got = Vec::new();
             for fr in &frames {
-                let [(r, ra), (d, da)] = [msb(&fr[0]), msb(&fr[1])];
+                let [(r, ra), (d, da)] = [msb_words(&fr[0], shift), msb_words(&fr[1], shift)];
                 let on = (route == "pinned").then_some(&pinned);
                 let (rl, rc, _) = host_yuv((&r, &ra), g, f, shift, on);
                 let (dl, dc, _) = host_yuv((&d, &da), g, f, shift, on);

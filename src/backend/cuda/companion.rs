@@ -2519,28 +2519,53 @@ pub struct DeviceLuma<'a> {
 }
 
 /// Whether 8-bit luma planes VMAF uploaded are widened from VMAF's copy rather than uploaded
-/// again (the default; VMAFGPU_COMPANION_DEVICE_LUMA=0 uploads them again: the same scores).
+/// again, and MSB-aligned ones (P010) copied from VMAF's shifted copy rather than shifted while
+/// staged and uploaded again (the default; VMAFGPU_COMPANION_DEVICE_LUMA=0 uploads them again:
+/// the same scores).
 fn device_luma() -> bool {
     std::env::var("VMAFGPU_COMPANION_DEVICE_LUMA").as_deref() != Ok("0")
 }
 
 /// Queue the widening of `l`'s planes into the luma planes of ring buffer `ring` of `f` on
-/// `l.stream` (the plan's `prep_luma` launches, reading VMAF's buffers), and record the ring
-/// buffer's `luma_widened` event after them. `None` (nothing queued) where the plan's luma
-/// planes are not 8-bit planes of `l`'s size: they are uploaded then.
+/// `l.stream` (the plan's `prep_luma` launches, reading VMAF's buffers), or with `copy` their
+/// copy (2-byte samples, as VMAF's kernels read them), and record the ring buffer's
+/// `luma_widened` event after them. `None` (nothing queued) where the plan's luma planes are
+/// not planes of `l`'s size, 8-bit ones unless `copy`: they are uploaded then.
 fn widen_luma(
     k: &Launcher,
     f: &Frame,
     ring: usize,
     l: &DeviceLuma<'_>,
+    copy: bool,
 ) -> Result<Option<Arc<CudaEvent>>> {
     let plan = &*f.plan;
-    let sized = |w: &Launch| matches!(w.args.get(1), Some(KArg::I32(n)) if *n as usize == l.bytes);
-    if !plan.narrow || plan.prep_luma.len() != 2 || !plan.prep_luma.iter().all(sized) {
-        return Ok(None);
-    }
     // Ring buffer i uses results slot i (setup).
     let slot = ring;
+    if !plan.narrow {
+        let (Some(r), Some(d)) = (plan.staged[0], plan.staged[3]) else {
+            return Ok(None);
+        };
+        if !copy || r.bytes != l.bytes || d.bytes != l.bytes {
+            return Ok(None);
+        }
+        for (to, src) in [(r, l.reference), (d, l.distorted)] {
+            let dst = f.base + plan.device_offset(to, slot) as u64;
+            // SAFETY: copies l.bytes bytes from VMAF's buffer, which holds them (DeviceLuma's
+            // contract), on its stream after their upload (and shift) and before the buffer's
+            // next upload (same stream), into the u16 luma plane of ring buffer `slot` (a
+            // region of l.bytes bytes inside the live arena), which no other frame uses: as
+            // for the widening below.
+            unsafe { result::memcpy_dtod_async(dst, src, l.bytes, l.stream.cu_stream()) }
+                .map_err(be("copy VMAF's luma plane"))?;
+        }
+        let ev = &f.luma_widened[ring];
+        ev.record(l.stream).map_err(be("cuEventRecord"))?;
+        return Ok(Some(Arc::clone(ev)));
+    }
+    let sized = |w: &Launch| matches!(w.args.get(1), Some(KArg::I32(n)) if *n as usize == l.bytes);
+    if plan.prep_luma.len() != 2 || !plan.prep_luma.iter().all(sized) {
+        return Ok(None);
+    }
     for (w, src) in plan.prep_luma.iter().zip([l.reference, l.distorted]) {
         debug_assert_eq!(w.kernel, Kernel::WidenU8);
         // SAFETY: widen_u8 reads n = l.bytes bytes at its first pointer (`sized` above): VMAF's
@@ -2871,6 +2896,8 @@ impl CompanionGpu {
         self.ctx.bind_to_thread().map_err(be("bind context"))?;
         self.setup(geom)?;
         let mut job = job.clone();
+        // MSB-aligned luma (P010): VMAF's copy holds it shifted; staging would shift it again.
+        let msb = host.is_some_and(|h| h.reference.shift() > 0 && h.distorted.shift() > 0);
         let host = match host {
             // A plan that sums something from the planes on the host: give it compact copies.
             Some(h)
@@ -2893,7 +2920,7 @@ impl CompanionGpu {
         let ring = f.next;
         f.next = (ring + 1) % f.readbacks.len();
         let luma = match luma {
-            Some(l) if device_luma() => widen_luma(&self.launcher, f, ring, &l)?,
+            Some(l) if device_luma() => widen_luma(&self.launcher, f, ring, &l, msb)?,
             _ => None,
         };
         let outcome = Arc::new(Outcome::default());
