@@ -845,7 +845,8 @@ fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
 /// staged. VMAF, its features and all five
 /// companion metrics of every frame equal the CPU backend's on the plain (LSB-aligned) samples
 /// (CIEDE2000 within its bound), from pageable and pinned memory, with interleaved chroma (P010)
-/// and planar, and no frame is refused.
+/// and planar, and no frame is refused; where the bits do not fill the word, a word above them
+/// is refused (its sample is above 2^bpc - 1).
 #[test]
 fn msb_aligned_planes_on_cuda_equal_cpu() {
     let test = "msb_aligned_planes_on_cuda_equal_cpu";
@@ -905,6 +906,49 @@ fn msb_aligned_planes_on_cuda_equal_cpu() {
                     want.len(),
                     frames.len()
                 ));
+            }
+            // A word above the sample's bits (10 bits 4 up: 0x4000 is 1024) in frame 2's
+            // distorted luma: refused, at the push (host scan) or when read (GPU check).
+            if shift + bpc < 16 {
+                let mut refused = None;
+                for (i, fr) in frames.iter().enumerate() {
+                    let [(r, ra), (mut d, da)] =
+                        [msb_words(&fr[0], shift), msb_words(&fr[1], shift)];
+                    if i == 2 {
+                        let o = da[0].0 + 3 * da[0].1 + 2 * 5;
+                        d[o..o + 2].copy_from_slice(&(1u16 << (bpc + shift)).to_le_bytes());
+                    }
+                    let on = (route == "pinned").then_some(&pinned);
+                    let (rl, rc, _) = host_yuv((&r, &ra), g, f, shift, on);
+                    let (dl, dc, _) = host_yuv((&d, &da), g, f, shift, on);
+                    let (rp, dp) = (yuv_picture(&r, &ra, g, f), yuv_picture(&d, &da, g, f));
+                    let pushed =
+                        gpu.push_shared_with_chroma(&rp, &dp, rl, dl, Some(pair_chroma(rc, dc)));
+                    if let Err(e) = pushed {
+                        refused = Some(e);
+                        break;
+                    }
+                }
+                if refused.is_none() {
+                    refused = gpu.poll(true).err();
+                }
+                let at_2 = |e: &gstvmafgpu::Error| {
+                    matches!(
+                        e,
+                        gstvmafgpu::Error::SampleRange {
+                            x: 5,
+                            y: 3,
+                            value: 1024,
+                            ..
+                        }
+                    )
+                };
+                match &refused {
+                    Some(gstvmafgpu::Error::FrameRefused { index: 2, cause }) if at_2(cause) => {}
+                    Some(e) if at_2(e) => {}
+                    other => bad.push(format!("{label} {route}: a word above the bits: {other:?}")),
+                }
+                let _ = gpu.finish();
             }
             for (gf, cf) in got.iter().zip(&want) {
                 if gf.metrics.len() != cf.metrics.len() || cf.get("vmaf").is_none() {

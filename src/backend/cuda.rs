@@ -1436,12 +1436,12 @@ impl Worker {
                     if self.slots.get(self.next).is_some_and(|sl| sl.job.is_some()) {
                         self.free_next_slot();
                     }
-                    // MSB-aligned planes (P010) hold no sample above their bits once shifted:
-                    // a pair of them needs no check.
+                    // Planes whose samples fill their words (P010) hold no sample above their
+                    // bits once shifted: a pair of them needs no check.
                     let check_range = range_check_on_gpu()
                         && host.as_ref().is_some_and(|x| {
                             (9..=15).contains(&x.reference.bpc())
-                                && (x.reference.shift() == 0 || x.distorted.shift() == 0)
+                                && (x.reference.can_exceed() || x.distorted.can_exceed())
                         });
                     let submitted = self.submit(&job, host.as_deref(), check_range);
                     drop(host);

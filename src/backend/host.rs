@@ -203,7 +203,7 @@ impl HostPlane {
 
     /// Whether a stored word can hold a value above `2^bpc - 1` once shifted: false for 8-bit
     /// planes and where the `bpc` bits fill the word (16-bit samples, P010's 10 bits 6 up).
-    fn can_exceed(&self) -> bool {
+    pub fn can_exceed(&self) -> bool {
         self.bpc > 8 && self.bpc + self.shift < 16
     }
 
