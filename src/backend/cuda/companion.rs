@@ -2896,8 +2896,9 @@ impl CompanionGpu {
         self.ctx.bind_to_thread().map_err(be("bind context"))?;
         self.setup(geom)?;
         let mut job = job.clone();
-        // MSB-aligned luma (P010): VMAF's copy holds it shifted; staging would shift it again.
-        let msb = host.is_some_and(|h| h.reference.shift() > 0 && h.distorted.shift() > 0);
+        // 2-byte luma: copied from VMAF's copy on the GPU instead of uploaded again (P010: VMAF's
+        // copy holds it shifted; staging would shift it again).
+        let msb = job.reference.bpc > 8;
         let host = match host {
             // A plan that sums something from the planes on the host: give it compact copies.
             Some(h)
