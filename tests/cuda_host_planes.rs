@@ -730,8 +730,8 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
 }
 
 /// The companion metrics widen the 8-bit luma planes VMAF uploaded from VMAF's buffers (on
-/// VMAF's stream) instead of uploading them again, and copy P010's from there, shifted by
-/// VMAF's kernel (plain 10-bit planes are uploaded again, the other case here): over many frames of distinct content, more than the backend's slots and the
+/// VMAF's stream) instead of uploading them again, and copy deeper ones from there (P010's
+/// shifted by VMAF's kernel): over many frames of distinct content, more than the backend's slots and the
 /// companions' ring buffers hold at once (so every buffer is reused while other frames are in
 /// flight), each frame's companion scores through `push`, `push_shared_with_chroma` from
 /// pageable and from pinned memory equal the CPU backend's for that frame (CIEDE2000 within

@@ -1086,7 +1086,8 @@ impl Worker {
             let submitted = (|| {
                 let gpu = self.companion_gpu()?;
                 // The luma planes were just uploaded into this slot's buffers (compact rows,
-                // bytes at 8 bits, u16 above): the companions widen 8-bit ones from there.
+                // bytes at 8 bits, u16 above; shifted where MSB-aligned): the companions widen
+                // 8-bit ones from there and copy deeper ones.
                 let luma = companion::DeviceLuma {
                     reference: rp,
                     distorted: dp,

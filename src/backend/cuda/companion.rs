@@ -2518,10 +2518,9 @@ pub struct DeviceLuma<'a> {
     pub stream: &'a CudaStream,
 }
 
-/// Whether 8-bit luma planes VMAF uploaded are widened from VMAF's copy rather than uploaded
-/// again, and MSB-aligned ones (P010) copied from VMAF's shifted copy rather than shifted while
-/// staged and uploaded again (the default; VMAFGPU_COMPANION_DEVICE_LUMA=0 uploads them again:
-/// the same scores).
+/// Whether the luma planes VMAF uploaded are taken from VMAF's copy rather than uploaded again:
+/// 8-bit planes widened, deeper ones copied (MSB-aligned ones, P010, as VMAF's kernel shifted
+/// them). The default; VMAFGPU_COMPANION_DEVICE_LUMA=0 uploads them again: the same scores.
 fn device_luma() -> bool {
     std::env::var("VMAFGPU_COMPANION_DEVICE_LUMA").as_deref() != Ok("0")
 }
@@ -2865,8 +2864,8 @@ impl CompanionGpu {
 
     /// [`CompanionGpu::submit`] or [`CompanionGpu::submit_host`] (with `host`) of a frame
     /// whose luma planes VMAF has uploaded already (`luma`): 8-bit planes are widened from
-    /// there instead of uploaded again (deeper ones, or planes of another size, are uploaded
-    /// as usual).
+    /// there and deeper ones copied instead of uploaded again (planes of another size are
+    /// uploaded as usual).
     pub fn submit_sharing_luma(
         &mut self,
         job: &FrameJob,
@@ -2897,8 +2896,9 @@ impl CompanionGpu {
         self.setup(geom)?;
         let mut job = job.clone();
         // 2-byte luma: copied from VMAF's copy on the GPU instead of uploaded again (P010: VMAF's
-        // copy holds it shifted; staging would shift it again).
-        let msb = job.reference.bpc > 8;
+        // copy holds it shifted, staging would shift it again; every 10-bit format: half the
+        // PCIe traffic, which limits the lighter metric sets).
+        let copy = job.reference.bpc > 8;
         let host = match host {
             // A plan that sums something from the planes on the host: give it compact copies.
             Some(h)
@@ -2921,7 +2921,7 @@ impl CompanionGpu {
         let ring = f.next;
         f.next = (ring + 1) % f.readbacks.len();
         let luma = match luma {
-            Some(l) if device_luma() => widen_luma(&self.launcher, f, ring, &l, msb)?,
+            Some(l) if device_luma() => widen_luma(&self.launcher, f, ring, &l, copy)?,
             _ => None,
         };
         let outcome = Arc::new(Outcome::default());
