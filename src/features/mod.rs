@@ -11,6 +11,7 @@
 //! 8-bit content is widened to `u16` but still follows libvmaf's 8-bit arithmetic.
 
 pub mod adm;
+pub mod cambi;
 pub mod ciede;
 pub mod isa;
 pub mod motion;
