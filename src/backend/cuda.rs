@@ -510,7 +510,7 @@ struct GeomKey {
     h: usize,
     bpc: u8,
     vif_egl: u64,
-    adm: [u64; 6],
+    adm: [u64; 7],
 }
 
 impl GeomKey {
@@ -527,6 +527,7 @@ impl GeomKey {
                 a.noise_weight.to_bits(),
                 a.dlm_weight.to_bits(),
                 a.min_val.to_bits(),
+                a.csf_mode as u64,
             ],
         }
     }

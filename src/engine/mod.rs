@@ -271,6 +271,7 @@ fn adm_params(o: &AdmOptions) -> Result<AdmParams> {
         noise_weight: o.noise_weight,
         dlm_weight: o.dlm_weight,
         min_val: o.min_val,
+        csf_mode: o.csf_mode,
     };
     p.validate()?;
     Ok(p)

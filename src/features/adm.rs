@@ -102,6 +102,10 @@ pub const DEFAULT_REF_DISPLAY_HEIGHT: u32 = 1080;
 /// `DEFAULT_ADM_NOISE_WEIGHT` (integer_adm.h).
 pub const DEFAULT_NOISE_WEIGHT: f64 = 0.03125;
 
+/// The smallest `adm_norm_view_dist * adm_ref_display_height` libvmaf's `extract` accepts
+/// (`DEFAULT_ADM_NORM_VIEW_DIST * DEFAULT_ADM_REF_DISPLAY_HEIGHT`).
+const MIN_NVD_RDH: f64 = DEFAULT_NORM_VIEW_DIST * DEFAULT_REF_DISPLAY_HEIGHT as f64;
+
 /// Watson et al.'s noise model for luma, `dwt_7_9_YCbCr_threshold[0]` (integer_adm.h), as floats.
 struct WatsonY {
     a: f32,
@@ -115,6 +119,50 @@ const WATSON_Y: WatsonY = WatsonY {
     f0: 0.401,
     g: [1.501, 1.0, 0.534, 1.0],
 };
+/// `adm_csf_mode` 0, `ADM_CSF_MODE_WATSON97` (integer_adm.h): CSF factors from Watson's noise
+/// model ([`dwt_quant_step`]); libvmaf's default.
+pub const CSF_MODE_WATSON: i32 = 0;
+/// `adm_csf_mode` 2, `ADM_CSF_MODE_BARTEN_WATSON_BLEND` (integer_adm.h): CSF factors from the
+/// blended Barten-Watson tables ([`BLENDED_CSF`]); the VMAF v1.0.16 models use it.
+pub const CSF_MODE_BARTEN_WATSON_BLEND: i32 = 2;
+
+/// The blended Barten-Watson CSF tables `BLENDED_CSF_<rdh>_<nvd>H[theta][scale]` (libvmaf 3.2.0
+/// `libvmaf/src/feature/barten_csf_tools.h`, the legacy tables of `barten_watson_blend_csf`, not
+/// the `_MAE` ones of mode 3), keyed by `(adm_ref_display_height, adm_norm_view_dist)` in the
+/// order of that function's tests. Row 0 (theta 0) holds the h and v factors, row 1 the d
+/// factors, per scale 0..3. The C tables are `float` arrays initialised from double literals,
+/// so they are written here as the same double literals and rounded to float where they are read
+/// (decimal -> double -> float, as gcc does, not decimal -> float directly).
+/// `barten_watson_blend_csf` also maps 2160 @ 1.5H to the 1080_3H table (the same 56.55 pixels
+/// per degree); every other pair returns `-EINVAL` (-22) as a factor, which
+/// [`AdmParams::validate`] refuses.
+#[rustfmt::skip]
+pub const BLENDED_CSF: [((u32, f64), [[f64; 4]; 2]); 8] = [
+    ((1080, 3.0), [[0.01183, 0.025026, 0.04295, 0.058621], [0.004302, 0.011778, 0.023918, 0.035901]]),
+    ((1080, 5.0), [[0.004212, 0.014809, 0.029642, 0.047464], [0.000984, 0.005852, 0.0146, 0.027574]]),
+    ((2160, 3.0), [[0.00226, 0.01183, 0.025026, 0.04295], [0.000479, 0.004302, 0.011778, 0.023918]]),
+    ((2160, 5.0), [[0.000092, 0.004212, 0.014809, 0.029642], [0.000050, 0.000984, 0.005852, 0.0146]]),
+    ((720, 3.0), [[0.018715, 0.035637, 0.052798, 0.061509], [0.007999, 0.018396, 0.031851, 0.037718]]),
+    ((720, 5.0), [[0.010144, 0.022561, 0.040309, 0.05672], [0.003463, 0.010282, 0.021839, 0.034641]]),
+    ((480, 3.0), [[0.027961, 0.045875, 0.060275, 0.056234], [0.013572, 0.026277, 0.036959, 0.034511]]),
+    ((480, 5.0), [[0.016781, 0.032822, 0.05032, 0.061594], [0.00691, 0.016545, 0.029917, 0.037777]]),
+];
+
+/// `barten_watson_blend_csf`'s choice of table (barten_csf_tools.h): exact comparisons of
+/// `adm_ref_display_height` and `adm_norm_view_dist` (a double compared with `==`), 2160 @ 1.5
+/// taking the 1080 @ 3 table; None where libvmaf returns `-EINVAL`.
+pub fn blended_csf_table(
+    norm_view_dist: f64,
+    ref_display_height: u32,
+) -> Option<&'static [[f64; 4]; 2]> {
+    let key = if (ref_display_height, norm_view_dist) == (2160, 1.5) {
+        (1080, 3.0)
+    } else {
+        (ref_display_height, norm_view_dist)
+    };
+    BLENDED_CSF.iter().find(|(k, _)| *k == key).map(|(_, t)| t)
+}
+
 /// `dwt_7_9_basis_function_amplitudes` (integer_adm.h), the rows for lambda 0..3.
 const BASIS_AMPLITUDES: [[f32; 4]; 4] = [
     [0.62171, 0.67234, 0.72709, 0.67234],
@@ -129,9 +177,12 @@ const BASIS_AMPLITUDES: [[f32; 4]; 4] = [
 
 /// Parameters of the ADM feature: libvmaf's `adm` extractor options that change scores.
 ///
-/// libvmaf's `adm_csf_mode` (only the default Watson CSF is implemented), `adm_csf_scale` and
-/// `adm_csf_diag_scale` (used by the Barten modes only), `adm_skip_aim` and `adm_skip_scale0`
-/// are not supported; none of the built-in models sets them.
+/// libvmaf's `adm_csf_mode` is supported for 0 (Watson, the default) and 2 (the blended
+/// Barten-Watson tables of the v1.0.16 models); modes 1 (Barten) and 3 (the `_MAE` blend tables)
+/// are refused, as no built-in model uses them. `adm_csf_scale` and `adm_csf_diag_scale` only
+/// act in mode 1 (libvmaf passes them to `barten_csf` and nowhere else), so they are not
+/// parameters here; `adm_skip_aim` and `adm_skip_scale0` are not supported (no built-in model
+/// sets them).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdmParams {
     /// `adm_enhn_gain_limit` (alias `egl`), 1.0 to 100.0; 1.0 disables enhancement gain
@@ -147,6 +198,10 @@ pub struct AdmParams {
     pub dlm_weight: f64,
     /// `adm_min_val` (alias `min`), 0.0 to 1.0: lower clip of `integer_adm3`.
     pub min_val: f64,
+    /// `adm_csf_mode` (alias `csf`): [`CSF_MODE_WATSON`] (0, the default) or
+    /// [`CSF_MODE_BARTEN_WATSON_BLEND`] (2, which needs a `(ref_display_height,
+    /// norm_view_dist)` pair that has a table: see [`blended_csf_table`]).
+    pub csf_mode: i32,
 }
 
 impl Default for AdmParams {
@@ -159,6 +214,7 @@ impl Default for AdmParams {
             noise_weight: DEFAULT_NOISE_WEIGHT,
             dlm_weight: 0.5,
             min_val: 0.0,
+            csf_mode: CSF_MODE_WATSON,
         }
     }
 }
@@ -188,9 +244,42 @@ impl AdmParams {
         range("adm_noise_weight", self.noise_weight, 0.0, 1500.0)?;
         range("adm_dlm_weight", self.dlm_weight, 0.0, 1.0)?;
         range("adm_min_val", self.min_val, 0.0, 1.0)?;
-        if self.norm_view_dist * (self.ref_display_height as f64)
-            < DEFAULT_NORM_VIEW_DIST * DEFAULT_REF_DISPLAY_HEIGHT as f64
-        {
+        range("adm_csf_mode", self.csf_mode as f64, 0.0, 3.0)?;
+        match self.csf_mode {
+            CSF_MODE_WATSON => {}
+            CSF_MODE_BARTEN_WATSON_BLEND => {
+                if blended_csf_table(self.norm_view_dist, self.ref_display_height).is_none() {
+                    // The pairs with a table that also pass the nvd * rdh >= 3240 test below.
+                    let pairs: Vec<String> = BLENDED_CSF
+                        .iter()
+                        .map(|(k, _)| *k)
+                        .chain([(2160, 1.5)])
+                        .filter(|&(h, d)| d * h as f64 >= MIN_NVD_RDH)
+                        .map(|(h, d)| format!("{h}@{d}"))
+                        .collect();
+                    return Err(Error::Model(format!(
+                        "adm_csf_mode 2 (Barten-Watson blend) has no CSF table for \
+                         adm_ref_display_height {} with adm_norm_view_dist {} (libvmaf 3.2.0 \
+                         has tables for rdh@nvd {} only, and computes garbage for other pairs)",
+                        self.ref_display_height,
+                        self.norm_view_dist,
+                        pairs.join(", ")
+                    )));
+                }
+            }
+            m => {
+                let name = if m == 1 {
+                    "Barten"
+                } else {
+                    "Barten-Watson blend MAE"
+                };
+                return Err(Error::Model(format!(
+                    "adm_csf_mode {m} ({name}) is not implemented: only 0 (Watson) and 2 \
+                     (Barten-Watson blend) are; no libvmaf built-in model uses mode {m}"
+                )));
+            }
+        }
+        if self.norm_view_dist * (self.ref_display_height as f64) < MIN_NVD_RDH {
             return Err(Error::Model(format!(
                 "adm_norm_view_dist * adm_ref_display_height = {} is below libvmaf's minimum 3240",
                 self.norm_view_dist * self.ref_display_height as f64
@@ -404,31 +493,52 @@ pub struct AdmConstants {
     pub rfactor_s0: [u16; 3],
     /// Scales 1-3 fixed-point CSF factors (Q32) for h, v, d; index 0 unused.
     pub rfactor_s123: [[u32; 3]; 4],
-    /// The float CSF factors `1 / Q(lambda, theta)` for theta 1 (h, v) and 2 (d), per scale.
+    /// The float CSF factors `factor1` (h, v) and `factor2` (d) per scale, as libvmaf's six
+    /// users of them (`adm_csf`, `i4_adm_csf`, `adm_csf_den_scale`, `adm_csf_den_s123`,
+    /// `adm_cm`, `i4_adm_cm`) compute them: Watson's `1 / Q(lambda, theta)` for theta 1 and 2
+    /// (mode 0) or the blended table's entries (mode 2).
     pub csf_factor: [[f32; 2]; 4],
 }
 
 impl AdmConstants {
+    /// The constants of validated parameters ([`AdmParams::validate`]). For parameters that
+    /// validation refuses (mode 2 without a table, modes 1 and 3) this does not panic: the
+    /// factors are then libvmaf's `-EINVAL` (-22.0) and the fixed-point factors 0, meaningless
+    /// as libvmaf's are.
     pub fn new(p: &AdmParams) -> AdmConstants {
         let mut csf_factor = [[0f32; 2]; 4];
+        let blend = blended_csf_table(p.norm_view_dist, p.ref_display_height);
         for (lambda, f) in csf_factor.iter_mut().enumerate() {
-            // C: `factor1 = 1.0f / dwt_quant_step(..., scale, 1, ...)`, theta 2 for factor2.
-            f[0] = 1.0f32 / dwt_quant_step(lambda, 1, p.norm_view_dist, p.ref_display_height);
-            f[1] = 1.0f32 / dwt_quant_step(lambda, 2, p.norm_view_dist, p.ref_display_height);
+            *f = match (p.csf_mode, blend) {
+                // C: `factor1 = 1.0f / dwt_quant_step(..., scale, 1, ...)`, theta 2 for factor2.
+                (CSF_MODE_WATSON, _) => [
+                    1.0f32 / dwt_quant_step(lambda, 1, p.norm_view_dist, p.ref_display_height),
+                    1.0f32 / dwt_quant_step(lambda, 2, p.norm_view_dist, p.ref_display_height),
+                ],
+                // C: `factor1 = barten_watson_blend_csf(scale, 0, ...)`, theta 1 for factor2:
+                // a float table entry.
+                (CSF_MODE_BARTEN_WATSON_BLEND, Some(t)) => {
+                    [t[0][lambda] as f32, t[1][lambda] as f32]
+                }
+                // C: `return -EINVAL;` from a float function (validate refuses this).
+                _ => [-22.0; 2],
+            };
         }
-        // adm_csf/adm_cm: the default viewing condition uses hard-coded factors (they differ
-        // from the computed 36451/49414 by design); otherwise `(uint16_t)(rfactor * 2^21)`.
+        // adm_csf/adm_cm: Watson at the default viewing condition uses hard-coded factors (they
+        // differ from the computed 36451/49414 by design); otherwise, and for every other CSF
+        // mode, `(uint16_t)(rfactor * 2^21)` (`2^23` for d).
         let nvd_rdh = p.norm_view_dist * p.ref_display_height as f64;
-        let rfactor_s0 = if (nvd_rdh - DEFAULT_NORM_VIEW_DIST * DEFAULT_REF_DISPLAY_HEIGHT as f64)
-            .abs()
-            < 1.0e-8
+        let rfactor_s0 = if (nvd_rdh - MIN_NVD_RDH).abs() < 1.0e-8 && p.csf_mode == CSF_MODE_WATSON
         {
             [36453, 36453, 49417]
         } else {
             let p21 = 2f64.powi(21);
             let p23 = 2f64.powi(23);
-            // (uint16_t) of a double in range truncates; the factor only shrinks as
-            // nvd * rdh grows, so these stay below the default's 36451/49414.
+            // (uint16_t) of a double in range truncates (`as` saturates, which only differs
+            // out of range: -22 gives 0 here). In range for every validated input: Watson's
+            // factor only shrinks as nvd * rdh grows, so these stay below the default's
+            // 36451/49414; the blend tables that validate accepts give at most 24809/36087
+            // (1080_3H).
             [
                 (csf_factor[0][0] as f64 * p21) as u16,
                 (csf_factor[0][0] as f64 * p21) as u16,
@@ -437,7 +547,9 @@ impl AdmConstants {
         };
         let mut rfactor_s123 = [[0u32; 3]; 4];
         for s in 1..4 {
-            // C: `(uint32_t)(rfactor1[i] * pow(2, 32))` (float times double).
+            // C: `(uint32_t)(rfactor1[i] * pow(2, 32))` (float times double). Below 2^28 for
+            // every validated input (what the CSF and masking bounds use): Watson's largest is
+            // 196 165 808 (scale 3 at 3 * 1080), the blend's 251 775 280 (1080_3H scale 3 h, v).
             let p32 = 2f64.powi(32);
             let f1 = (csf_factor[s][0] as f64 * p32) as u32;
             let f2 = (csf_factor[s][1] as f64 * p32) as u32;
