@@ -18,6 +18,7 @@ pub mod motion;
 pub mod ms_ssim;
 pub mod psnr;
 pub mod psnr_hvs;
+pub mod speed;
 pub mod ssim;
 pub mod vif;
 
