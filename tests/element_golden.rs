@@ -122,6 +122,22 @@ fn check_report(path: &std::path::Path, golden: &Golden, mm: &mut Mismatches, ch
 }
 
 fn golden_run(pair: Pair, model: Option<&str>, extra: &str, tail: &str) -> elementkit::Messages {
+    golden_run_against(pair, model, pair.golden(model), extra, tail)
+}
+
+/// A v1 golden (tests/data/goldens/v1/<pair>_v3.2.0_<model>.json).
+fn v1_golden(pair: &Pair, model: &str) -> Golden {
+    let file = common::data_dir().join(format!("goldens/v1/{}_v3.2.0_{model}.json", pair.name));
+    Golden(serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap())
+}
+
+fn golden_run_against(
+    pair: Pair,
+    model: Option<&str>,
+    golden: Golden,
+    extra: &str,
+    tail: &str,
+) -> elementkit::Messages {
     // one directory per run: tests run in parallel on the same pairs
     static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let run_id = RUN.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -138,7 +154,6 @@ fn golden_run(pair: Pair, model: Option<&str>, extra: &str, tail: &str) -> eleme
         report.display()
     );
     let m = run(&pipeline(&pair, &props, tail));
-    let golden = pair.golden(model);
     let mut mm = Mismatches::default();
     let mut checked = 0;
     check_messages(&m, &golden, &mut mm, &mut checked);
@@ -396,4 +411,145 @@ fn bbb360p10_as_p010_through_cuda_equals_libvmaf() {
         p010,
     );
     assert_eq!(m.pooled[0].backend, "cuda");
+}
+
+/// VMAF v1 through the element (CPU): every metric of every frame message, the pooled message
+/// and the JSON report equal libvmaf 3.2.0's, with the chroma correction taken (bbb360p10 with
+/// the prescaled _5d0h: speed_chroma 0 on every frame) and not taken.
+#[test]
+fn v1_models_through_the_element_equal_libvmaf() {
+    for (pair, model) in [
+        (common::BBB360P10, "vmaf_v1.0.16_3d0h"),
+        (common::BBB360P10, "vmaf_v1.0.16_hfr_5d0h"),
+        (common::BBB720, "vmaf_v1.0.16_3d0h_2160"),
+    ] {
+        golden_run_against(pair, Some(model), v1_golden(&pair, model), "", "");
+    }
+}
+
+/// The standalone CAMBI and SpEED properties: libvmaf's `--feature cambi` etc. numbers, under
+/// libvmaf's names, in the frame messages.
+#[test]
+fn standalone_cambi_and_speed_through_the_element() {
+    let pair = common::BBB360P10;
+    let m = run(&pipeline(
+        &pair,
+        "cambi=true speed-chroma=true speed-temporal=true",
+        "",
+    ));
+    let mut mm = Mismatches::default();
+    let mut checked = 0;
+    for metric in ["cambi", "speed_chroma", "speed_temporal"] {
+        let g = v1_golden(&pair, metric);
+        assert_eq!(m.frames.len(), g.frames());
+        for (i, f) in m.frames.iter().enumerate() {
+            for name in g.metric_names() {
+                let got = f
+                    .metrics
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| *v)
+                    .unwrap_or_else(|| panic!("frame {i}: no {name}"));
+                mm.check(
+                    || format!("frame {i} {name}"),
+                    got,
+                    g.frame(i, &name).unwrap(),
+                );
+                checked += 1;
+            }
+        }
+    }
+    mm.finish(checked);
+}
+
+/// `model-params`: libvmaf's model overloads; a bad one fails the start with a message naming it.
+#[test]
+fn model_params_property() {
+    let pair = common::BBB360P10;
+    let m = run(&pipeline(
+        &pair,
+        "model-filename=vmaf_v1.0.16_3d0h model-params=cambi.enc_bitdepth=8 frame-message=true",
+        "",
+    ));
+    assert!(
+        m.frames[0]
+            .metrics
+            .iter()
+            .any(|(n, _)| n == "cambi_hrs_1080_cmxv_17_vlt_0.06_encbd_8"),
+        "{:?}",
+        m.frames[0].metrics
+    );
+    elementkit::init();
+    let p = gst::parse::launch(&pipeline(&pair, "model-params=cambi.nope", "")).unwrap();
+    let e = p.set_state(gst::State::Playing);
+    let bus = p.bus().unwrap();
+    let msg = bus
+        .timed_pop_filtered(gst::ClockTime::from_seconds(30), &[gst::MessageType::Error])
+        .expect("an error");
+    let gst::MessageView::Error(err) = msg.view() else {
+        unreachable!()
+    };
+    assert!(
+        err.error().to_string().contains("cambi.nope"),
+        "{e:?} {}",
+        err.error()
+    );
+    p.set_state(gst::State::Null).unwrap();
+}
+
+/// GRAY caps with a v1 model: a negotiation error naming the model (SpEED chroma needs chroma).
+#[test]
+fn gray_with_a_v1_model_is_refused_at_negotiation() {
+    elementkit::init();
+    let src = "videotestsrc num-buffers=3 ! video/x-raw,format=GRAY8,width=640,height=360";
+    let p = gst::parse::launch(&format!(
+        "{src} ! v.ref_sink {src} ! v.dist_sink vmafgpu name=v model-filename=vmaf_v1.0.16_3d0h ! fakesink"
+    ))
+    .unwrap();
+    let _ = p.set_state(gst::State::Playing);
+    let bus = p.bus().unwrap();
+    let msg = bus
+        .timed_pop_filtered(gst::ClockTime::from_seconds(30), &[gst::MessageType::Error])
+        .expect("an error");
+    let gst::MessageView::Error(err) = msg.view() else {
+        unreachable!()
+    };
+    let text = err.error().to_string();
+    assert!(
+        text.contains("vmaf_v1.0.16_3d0h") && text.contains("GRAY8"),
+        "{text}"
+    );
+    p.set_state(gst::State::Null).unwrap();
+}
+
+/// VMAF v1 with `backend=cuda`: ADM and motion on the GPU, CAMBI and SpEED on the host CPU,
+/// libvmaf 3.2.0's numbers with `==`, and the pooled message names the CUDA backend. Skips
+/// without a usable CUDA device; fails instead under VMAFGPU_REQUIRE_GPU=1.
+#[cfg(feature = "cuda")]
+#[test]
+fn v1_models_through_cuda_equal_libvmaf() {
+    if let Some(why) = gstvmafgpu::backend::cuda::unavailable_reason() {
+        assert!(
+            std::env::var("VMAFGPU_REQUIRE_GPU").as_deref() != Ok("1"),
+            "VMAFGPU_REQUIRE_GPU=1 but CUDA is unusable: {why}"
+        );
+        eprintln!("v1_models_through_cuda_equal_libvmaf: skipped, no usable CUDA device: {why}");
+        return;
+    }
+    for (pair, model) in [
+        (common::BBB360P10, "vmaf_v1.0.16_3d0h"),
+        (common::BBB360P10, "vmaf_v1.0.16_hfr_5d0h"),
+        (common::BBB720, "vmaf_v1.0.16_1d5h_2160"),
+        (common::BBB720, "vmaf_v1.0.16_hfr_3d0h_2160"),
+        (common::CARPHONE, "vmaf_4k_v0.6.1neg"),
+    ] {
+        let m = golden_run_against(
+            pair,
+            Some(model),
+            v1_golden(&pair, model),
+            "backend=cuda",
+            "",
+        );
+        assert_eq!(m.pooled[0].backend, "cuda", "{} {model}", pair.name);
+    }
 }

@@ -493,10 +493,14 @@ fn from_path_and_from_json_equal_builtin() {
         assert_eq!(a.source(), path.display().to_string());
         assert_eq!(b.source(), "JSON string");
         assert_eq!(c.source(), format!("built-in {name}"));
-        // Same numbers on the golden frames.
-        let g = common::CARPHONE.golden(None);
+        // Same numbers on the golden frames (a v1 model on a v1 golden of its own).
+        let g = if name.starts_with("vmaf_v1") {
+            v1_golden(&format!("bbb720_v3.2.0_{name}"))
+        } else {
+            common::CARPHONE.golden(None)
+        };
         let opts = PredictOptions::default();
-        for i in [0, 60, 119] {
+        for i in [0, g.frames() / 2, g.frames() - 1] {
             let f = |f: &gstvmafgpu::model::ModelFeature| {
                 g.frame(i, &f.name)
                     .or_else(|| g.frame(i, &f.name.replace("_egl_1", "")))
@@ -506,4 +510,139 @@ fn from_path_and_from_json_equal_builtin() {
             assert_eq!(pa, b.predict_with(f, &opts).unwrap());
         }
     }
+}
+
+/// Every v1 golden in tests/data/goldens/v1 with a model: (file stem, built-in model, model
+/// parameters).
+fn v1_model_goldens() -> Vec<(String, &'static str, &'static str)> {
+    let mut v = Vec::new();
+    for pair in ["bbb360p10", "bbb720", "bbb720up10"] {
+        for m in [
+            "vmaf_v1.0.16_3d0h",
+            "vmaf_v1.0.16_3d0h_2160",
+            "vmaf_v1.0.16_5d0h",
+            "vmaf_v1.0.16_1d5h_2160",
+            "vmaf_v1.0.16_hfr_3d0h",
+            "vmaf_v1.0.16_hfr_3d0h_2160",
+            "vmaf_v1.0.16_hfr_5d0h",
+            "vmaf_v1.0.16_hfr_1d5h_2160",
+        ] {
+            v.push((format!("{pair}_v3.2.0_{m}"), m, ""));
+        }
+    }
+    v.push((
+        "bbb720up10_v3.2.0_vmaf_v1.0.16_3d0h_encbd8".into(),
+        "vmaf_v1.0.16_3d0h",
+        "cambi.enc_bitdepth=8",
+    ));
+    for pair in ["bbb360p10", "bbb720", "carphone"] {
+        v.push((
+            format!("{pair}_v3.2.0_vmaf_4k_v0.6.1neg"),
+            "vmaf_4k_v0.6.1neg",
+            "",
+        ));
+    }
+    v
+}
+
+fn v1_golden(stem: &str) -> Golden {
+    let file = data_dir().join(format!("goldens/v1/{stem}.json"));
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+    Golden(serde_json::from_str(&text).unwrap())
+}
+
+/// The v1 models (and vmaf_4k_v0.6.1neg) on libvmaf's own feature values: option-suffixed
+/// feature names, chroma correction, the transform and the [0,110] clip give libvmaf's VMAF on
+/// every frame of every v1 golden.
+#[test]
+fn v1_models_on_libvmafs_features() {
+    use gstvmafgpu::model::FeatureOverload;
+    let mut mm = Mismatches::default();
+    let mut checked = 0;
+    let mut corrected = 0;
+    for (stem, name, params) in v1_model_goldens() {
+        let overloads = FeatureOverload::parse_list(params).unwrap();
+        let model = Model::builtin_with(name, &overloads).unwrap();
+        let golden = v1_golden(&stem);
+        // Every feature the model reads is in the golden under the name we give it.
+        for f in model.features() {
+            if golden.frame(0, &f.name).is_none() {
+                mm.0.push(format!("{stem}: libvmaf reports no {}", f.name));
+            }
+        }
+        checked += check_model(&mut mm, &stem, &golden, &model, &PredictOptions::default());
+        corrected += (0..golden.frames())
+            .filter(|&i| {
+                model.features().iter().any(|f| {
+                    f.name.starts_with("speed_chroma_uv") && golden.frame(i, &f.name) == Some(0.0)
+                })
+            })
+            .count();
+    }
+    // The chroma correction is taken on many frames (speed_chroma singular at 640x360 for the
+    // prescaled models) and not taken on the others.
+    assert!(
+        corrected > 40,
+        "chroma correction taken on only {corrected} frames"
+    );
+    mm.finish(checked);
+}
+
+/// Without the chroma correction the frames where speed_chroma is 0 would not reproduce: the
+/// correction changes VMAF there (a check that the test above can fail).
+#[test]
+fn chroma_correction_changes_the_score() {
+    let model = Model::builtin("vmaf_v1.0.16_5d0h").unwrap();
+    let golden = v1_golden("bbb360p10_v3.2.0_vmaf_v1.0.16_5d0h");
+    let mut text: serde_json::Value =
+        serde_json::from_str(include_str!("../models/vmaf_v1.0.16_5d0h.json")).unwrap();
+    text["model_dict"]
+        .as_object_mut()
+        .unwrap()
+        .remove("chroma_correction_parameter");
+    let plain = Model::from_json(&text.to_string()).unwrap();
+    let opts = PredictOptions::default();
+    let mut differ = 0;
+    for i in 0..golden.frames() {
+        let a = model
+            .predict_with(|f| golden.frame(i, &f.name), &opts)
+            .unwrap();
+        let b = plain
+            .predict_with(|f| golden.frame(i, &f.name), &opts)
+            .unwrap();
+        assert_eq!(Some(a.vmaf), golden.frame(i, "vmaf"), "frame {i}");
+        if a.vmaf != b.vmaf {
+            differ += 1;
+        }
+    }
+    assert_eq!(
+        differ,
+        golden.frames(),
+        "speed_chroma is 0 on every frame here"
+    );
+}
+
+#[test]
+fn v1_pooling_matches_golden() {
+    let mut mm = Mismatches::default();
+    let mut checked = 0;
+    for (stem, _, _) in v1_model_goldens() {
+        let golden = v1_golden(&stem);
+        for metric in golden.metric_names() {
+            let values: Vec<f64> = (0..golden.frames())
+                .map(|i| golden.frame(i, &metric).unwrap())
+                .collect();
+            let stats = pool_all(&values);
+            for m in PoolMethod::ALL {
+                let want = golden.pooled(&metric, m.name()).unwrap();
+                mm.check(
+                    || format!("{stem} {metric} {}", m.name()),
+                    stats.get(m),
+                    want,
+                );
+                checked += 1;
+            }
+        }
+    }
+    mm.finish(checked);
 }

@@ -56,13 +56,16 @@ use crate::features::motion::{self, MotionParams, MotionScores, MotionSequence};
 use crate::features::vif::VifParams;
 use crate::features::{MIN_HEIGHT, MIN_WIDTH};
 use crate::model::{
-    AdmOptions, ExtractorOptions, Model, MotionOptions, PoolAccumulator, PredictOptions,
-    VifOptions, alias,
+    AdmOptions, Extractor, ExtractorOptions, FeatureOverload, Model, MotionOptions,
+    PoolAccumulator, PredictOptions, VifOptions, alias,
 };
 use crate::picture::{Chroma, ChromaFormat, OwnedPlane, Picture};
 
 pub use crate::backend::Companions;
+
+mod host;
 pub use crate::model::{PoolMethod, PooledStats, pool};
+use host::{HostKind, HostPool, HostSet, HostValues};
 
 /// Where the model comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,6 +113,27 @@ pub struct ScorerConfig {
     pub device_id: u32,
     /// Companion metrics computed next to VMAF (none by default).
     pub companions: Companions,
+    /// libvmaf's model feature overloads (`vmaf -m version=...:cambi.enc_bitdepth=8`), applied
+    /// to the model's features when it is loaded.
+    pub model_params: Vec<FeatureOverload>,
+    /// Standalone v1 metrics with libvmaf's default options (`--feature cambi` ...).
+    pub extras: Extras,
+}
+
+/// libvmaf's `cambi`, `speed_chroma` and `speed_temporal` as standalone metrics (default
+/// options, reported as `cambi`, `speed_chroma_u`/`_v`/`_uv`, `speed_temporal`). They are
+/// computed on the host CPU beside any backend.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Extras {
+    pub cambi: bool,
+    pub speed_chroma: bool,
+    pub speed_temporal: bool,
+}
+
+impl Extras {
+    pub fn any(&self) -> bool {
+        self.cambi || self.speed_chroma || self.speed_temporal
+    }
 }
 
 impl Default for ScorerConfig {
@@ -123,6 +147,8 @@ impl Default for ScorerConfig {
             backend: BackendKind::Auto,
             device_id: 0,
             companions: Companions::default(),
+            model_params: Vec::new(),
+            extras: Extras::default(),
         }
     }
 }
@@ -180,9 +206,23 @@ enum Slot {
     MotionSad,
     Motion2,
     Motion3,
+    /// Output `k` of host extractor `j` (`Plan::host`).
+    Host(usize, usize),
 }
 
 impl Slot {
+    /// Which output of its host extractor a model feature is.
+    fn host_output(model_name: &str) -> Option<usize> {
+        Some(match model_name {
+            "Cambi_feature_cambi_score" => 0,
+            "Speed_chroma_feature_speed_chroma_u_score" => 0,
+            "Speed_chroma_feature_speed_chroma_v_score" => 1,
+            "Speed_chroma_feature_speed_chroma_uv_score" => 2,
+            "Speed_temporal_feature_speed_temporal_score" => 0,
+            _ => return None,
+        })
+    }
+
     /// The slot of a libvmaf feature name (collector name, before aliasing).
     fn of(model_name: &str) -> Option<Slot> {
         Some(match model_name {
@@ -212,6 +252,54 @@ enum Ext {
     Vif,
     Adm,
     Motion,
+    /// Host extractor `j` (`Plan::host`).
+    Host(usize),
+}
+
+/// A host extractor of the plan and its report names (one per output).
+#[derive(Clone, Debug)]
+struct HostPlan {
+    kind: HostKind,
+    names: Vec<String>,
+}
+
+/// The report names of a host extractor's outputs: libvmaf's provided features with the option
+/// suffix, through its alias table (cambi.c, speed.c `provided_features[]`; the full-reference
+/// outputs of cambi are written under their plain names).
+fn host_names(o: &ExtractorOptions) -> Vec<String> {
+    match o {
+        ExtractorOptions::Cambi(c) => {
+            let mut v = vec![o.feature_name("Cambi_feature_cambi_score")];
+            if c.full_ref {
+                v.push("cambi_source".into());
+                v.push("cambi_full_reference".into());
+            }
+            v
+        }
+        ExtractorOptions::SpeedChroma(_) => [
+            "Speed_chroma_feature_speed_chroma_u_score",
+            "Speed_chroma_feature_speed_chroma_v_score",
+            "Speed_chroma_feature_speed_chroma_uv_score",
+        ]
+        .iter()
+        .map(|f| o.feature_name(f))
+        .collect(),
+        ExtractorOptions::SpeedTemporal(_) => {
+            vec![o.feature_name("Speed_temporal_feature_speed_temporal_score")]
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn host_kind(o: &ExtractorOptions) -> Result<Option<HostKind>> {
+    Ok(Some(match o {
+        ExtractorOptions::Cambi(c) => HostKind::Cambi(host::cambi_params(c)?),
+        ExtractorOptions::SpeedChroma(c) => HostKind::SpeedChroma(host::speed_chroma_params(c)?),
+        ExtractorOptions::SpeedTemporal(c) => {
+            HostKind::SpeedTemporal(host::speed_temporal_params(c)?)
+        }
+        _ => return Ok(None),
+    }))
 }
 
 #[derive(Clone, Debug)]
@@ -230,6 +318,8 @@ struct Plan {
     /// One slot per `model.features()` entry.
     slots: Vec<Slot>,
     predict: PredictOptions,
+    /// Host extractors: the model's (in first-use order), then the standalone ones.
+    host: Vec<HostPlan>,
 }
 
 fn unsupported(what: &str) -> Error {
@@ -253,9 +343,8 @@ fn vif_params(o: &VifOptions) -> Result<VifParams> {
 }
 
 fn adm_params(o: &AdmOptions) -> Result<AdmParams> {
-    if o.csf_mode != 0 {
-        return Err(unsupported("adm_csf_mode (only the default Watson CSF, 0)"));
-    }
+    // adm_csf_mode 0 (Watson) and 2 (the Barten-Watson blend of the v1 models) are computed;
+    // AdmParams::validate refuses the others with the reason.
     if o.skip_aim || o.skip_scale0 {
         return Err(unsupported("adm_skip_aim / adm_skip_scale0"));
     }
@@ -293,14 +382,41 @@ fn motion_params(o: &MotionOptions) -> Result<MotionParams> {
 }
 
 impl Plan {
-    fn new(model: &Model, predict: PredictOptions) -> Result<Plan> {
+    fn new(model: &Model, predict: PredictOptions, extras: Extras) -> Result<Plan> {
         let mut vif = None;
         let mut adm = None;
         let mut motion = None;
         let mut order = Vec::new();
         let (mut vif_sfx, mut adm_sfx, mut motion_sfx) = (None, None, None);
         let mut slots = Vec::with_capacity(model.features().len());
+        let mut host: Vec<HostPlan> = Vec::new();
+        // A host extractor's index in `host`, added at its first use.
+        fn host_index(host: &mut Vec<HostPlan>, o: &ExtractorOptions) -> Result<Option<usize>> {
+            let Some(kind) = host_kind(o)? else {
+                return Ok(None);
+            };
+            let names = host_names(o);
+            if let Some(j) = host.iter().position(|h| h.kind == kind) {
+                return Ok(Some(j));
+            }
+            host.push(HostPlan { kind, names });
+            Ok(Some(host.len() - 1))
+        }
         for f in model.features() {
+            if let Some(j) = host_index(&mut host, &f.options)? {
+                let k = Slot::host_output(&f.model_name).ok_or_else(|| {
+                    Error::Model(format!(
+                        "{}: feature {} is not one the engine computes",
+                        model.source(),
+                        f.model_name
+                    ))
+                })?;
+                slots.push(Slot::Host(j, k));
+                if !order.contains(&Ext::Host(j)) {
+                    order.push(Ext::Host(j));
+                }
+                continue;
+            }
             let slot = Slot::of(&f.model_name).ok_or_else(|| {
                 Error::Model(format!(
                     "{}: feature {} is not one the engine computes",
@@ -347,12 +463,36 @@ impl Plan {
                     motion = Some(p);
                     (Ext::Motion, &mut motion_sfx)
                 }
+                ExtractorOptions::Cambi(_)
+                | ExtractorOptions::SpeedChroma(_)
+                | ExtractorOptions::SpeedTemporal(_) => {
+                    return Err(Error::State(
+                        "internal: host extractor in the device plan".into(),
+                    ));
+                }
             };
             if seen_sfx.is_none() {
                 *seen_sfx = Some(suffix);
             }
             if !order.contains(&ext) {
                 order.push(ext);
+            }
+        }
+        // The standalone metrics (libvmaf's default options), unless the model computes them
+        // with the same options already.
+        for (on, e) in [
+            (extras.cambi, Extractor::Cambi),
+            (extras.speed_chroma, Extractor::SpeedChroma),
+            (extras.speed_temporal, Extractor::SpeedTemporal),
+        ] {
+            if !on {
+                continue;
+            }
+            let o = ExtractorOptions::from_dict(e, &[]).map_err(Error::Model)?;
+            if let Some(j) = host_index(&mut host, &o)?
+                && !order.contains(&Ext::Host(j))
+            {
+                order.push(Ext::Host(j));
             }
         }
         let vs = vif_sfx.unwrap_or_default();
@@ -380,7 +520,13 @@ impl Plan {
             ],
             slots,
             predict,
+            host,
         })
+    }
+
+    /// The host extractors' kinds, in `host` order.
+    fn host_kinds(&self) -> Vec<HostKind> {
+        self.host.iter().map(|h| h.kind.clone()).collect()
     }
 
     fn uses(&self, e: Ext) -> bool {
@@ -549,8 +695,13 @@ struct Clip {
     refs: VecDeque<(Arc<OwnedPlane>, Option<HostPlane>)>,
     /// Jobs submitted and not yet received.
     in_flight: usize,
-    /// Received results waiting for their motion scores to become final, in index order.
-    waiting: VecDeque<(u64, bool, FrameAccum)>,
+    /// Received results (with their host features' values) waiting for their motion scores to
+    /// become final, in index order.
+    waiting: VecDeque<(u64, bool, FrameAccum, HostValues)>,
+    /// The last pushed frame's (reference, distorted) luma, for `speed_temporal`.
+    previous: Option<(Arc<OwnedPlane>, Arc<OwnedPlane>)>,
+    /// A frame's host values taken from the host pool before the backend's result came.
+    host_ready: Option<(u64, HostValues)>,
     motion: Option<MotionSequence>,
     /// Pooling accumulators, one per metric in report order (set up by the first scored frame).
     pooled: Vec<(String, PoolAccumulator)>,
@@ -578,6 +729,10 @@ pub struct Scorer {
     chroma_buffers: Vec<Arc<ChromaPair>>,
     /// The geometry-only plane of zero-copy jobs (see [`Backend::submit_host`]).
     shape: Option<Arc<OwnedPlane>>,
+    /// The host feature threads (CAMBI, SpEED), when the plan has host extractors.
+    host_pool: Option<HostPool>,
+    /// The host extractors prepared for a geometry.
+    host_set: Option<(Geometry, Arc<HostSet>)>,
 }
 
 impl Scorer {
@@ -598,15 +753,16 @@ impl Scorer {
         cfg: ScorerConfig,
         open: impl FnOnce(&ScorerConfig) -> Result<Box<dyn Backend>>,
     ) -> Result<Scorer> {
+        let o = &cfg.model_params;
         let (model, model_name) = match &cfg.model {
-            ModelSource::Builtin(name) => (Model::builtin(name)?, name.clone()),
+            ModelSource::Builtin(name) => (Model::builtin_with(name, o)?, name.clone()),
             ModelSource::Path(p) => (
-                Model::from_path(p)?,
+                Model::from_path_with(p, o)?,
                 p.file_stem()
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_else(|| p.display().to_string()),
             ),
-            ModelSource::Json(text) => (Model::from_json(text)?, "custom".to_string()),
+            ModelSource::Json(text) => (Model::from_json_with(text, o)?, "custom".to_string()),
         };
         let plan = Plan::new(
             &model,
@@ -614,7 +770,17 @@ impl Scorer {
                 disable_clip: cfg.disable_clip,
                 enable_transform: cfg.enable_transform,
             },
+            cfg.extras,
         )?;
+        let host_pool = if plan.host.is_empty() {
+            None
+        } else {
+            let threads = match cfg.threads {
+                0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+                n => n,
+            };
+            Some(HostPool::new(threads)?)
+        };
         let mut backend = open(&cfg)?;
         if cfg.companions.any() {
             backend.prepare(cfg.companions)?;
@@ -630,6 +796,8 @@ impl Scorer {
             buffers_allocated: 0,
             chroma_buffers: Vec::new(),
             shape: None,
+            host_pool,
+            host_set: None,
         })
     }
 
@@ -674,6 +842,7 @@ impl Scorer {
                 Ext::Adm => names.extend(p.adm_names.iter().cloned()),
                 Ext::Motion => names.push(p.motion_names[0].clone()),
                 Ext::Vif => names.extend(p.vif_names.iter().cloned()),
+                Ext::Host(j) => names.extend(p.host[*j].names.iter().cloned()),
             }
         }
         for (on, list) in [
@@ -844,14 +1013,17 @@ impl Scorer {
         distorted: &Picture<'_>,
     ) -> Result<Vec<FrameScores>> {
         let geometry = self.validate(reference, distorted)?;
+        let host_set = self.host_set_for(&geometry)?;
         let t_copy = std::time::Instant::now();
 
         let index = self.clip.next_index;
         let features = index.is_multiple_of(self.subsample());
         let companions = self.cfg.companions;
+        let host_chroma = self.plan.host.iter().any(|h| h.kind.needs_chroma());
         let mut rbuf = self.take_buffer();
         let mut dbuf = self.take_buffer();
-        let mut pair = (features && companions.needs_chroma()).then(|| self.take_chroma());
+        let mut pair =
+            (features && (companions.needs_chroma() || host_chroma)).then(|| self.take_chroma());
         let copied = {
             // All are unique: fresh, or free buffers from the pools.
             let (Some(r), Some(d)) = (Arc::get_mut(&mut rbuf), Arc::get_mut(&mut dbuf)) else {
@@ -902,11 +1074,27 @@ impl Scorer {
             } else {
                 Companions::default()
             },
-            chroma,
+            chroma: chroma.clone().filter(|_| companions.needs_chroma()),
         };
         if let Err(e) = self.backend.submit(job) {
             self.abort_clip();
             return Err(e);
+        }
+        let previous = self.clip.previous.take();
+        if self.plan.host.iter().any(|h| h.kind.needs_previous()) {
+            self.clip.previous = Some((Arc::clone(&rbuf), Arc::clone(&dbuf)));
+        }
+        if let (Some(set), Some(pool), true) = (&host_set, self.host_pool.as_mut(), features) {
+            let frame = host::HostFrame {
+                reference: Arc::clone(&rbuf),
+                distorted: Arc::clone(&dbuf),
+                chroma,
+                previous,
+            };
+            if let Err(e) = pool.submit(index, set, frame) {
+                self.abort_clip();
+                return Err(e);
+            }
         }
         let t_collect = push_time(2, t_submit);
         self.clip.geometry = Some(geometry);
@@ -936,13 +1124,14 @@ impl Scorer {
     /// `wait`) right after a push gives the previous frame's scores without holding up the
     /// next frames.
     pub fn computes_on_device(&self) -> bool {
-        self.backend.computes_on_device(self.cfg.companions)
+        self.plan.host.is_empty() && self.backend.computes_on_device(self.cfg.companions)
     }
 
     /// Whether [`Scorer::push_shared`] takes the zero-copy route: the backend reads planes in
     /// the caller's memory (the CUDA backend). Otherwise `push_shared` is `push`.
     pub fn takes_host_planes(&self) -> bool {
-        self.backend.accepts_host_planes()
+        // The host extractors (CAMBI, SpEED) read the engine's own copies of the planes.
+        self.plan.host.is_empty() && self.backend.accepts_host_planes()
     }
 
     /// Whether the zero-copy route also wants the pictures' chroma planes
@@ -1163,9 +1352,9 @@ impl Scorer {
         if !self.clip.waiting.is_empty() {
             // Only when the model does not use motion: nothing is waiting for a look-ahead.
             let waiting: Vec<_> = self.clip.waiting.drain(..).collect();
-            for (index, features, acc) in waiting {
+            for (index, features, acc, host) in waiting {
                 if features {
-                    let f = self.frame_scores(index, &acc, None)?;
+                    let f = self.frame_scores(index, &acc, &host, None)?;
                     out.push(f);
                 }
             }
@@ -1186,14 +1375,39 @@ impl Scorer {
     /// Forget pending frames and motion history (a flushing seek). The next frame starts a fresh
     /// clip at index 0.
     pub fn reset(&mut self) {
-        self.backend.reset();
-        self.clip = Clip::default();
+        self.abort_clip();
     }
 
     /// After a backend failure: drop the clip so that the scorer is usable again.
     fn abort_clip(&mut self) {
         self.backend.reset();
+        if let Some(pool) = self.host_pool.as_mut() {
+            pool.reset();
+        }
         self.clip = Clip::default();
+    }
+
+    /// The host extractors prepared for `g` (`None` without host extractors): prepared at a
+    /// clip's first frame, so that the sizes they refuse are refused before a frame is taken.
+    fn host_set_for(&mut self, g: &Geometry) -> Result<Option<Arc<HostSet>>> {
+        if self.plan.host.is_empty() {
+            return Ok(None);
+        }
+        if let Some((pg, set)) = &self.host_set
+            && pg == g
+        {
+            return Ok(Some(Arc::clone(set)));
+        }
+        let chroma = g.format.libvmaf_chroma_size(g.width, g.height);
+        let set = host::prepare(&self.plan.host_kinds(), g.width, g.height, g.bpc, chroma)?;
+        self.host_set = Some((*g, Arc::clone(&set)));
+        Ok(Some(set))
+    }
+
+    /// Whether the model or a standalone metric needs the chroma planes (VMAF v1's SpEED
+    /// chroma): GRAY input is then refused.
+    pub fn needs_chroma(&self) -> bool {
+        self.plan.host.iter().any(|h| h.kind.needs_chroma())
     }
 
     /// Receive results until the backend has nothing ready (or, with `wait`, nothing in flight).
@@ -1208,6 +1422,22 @@ impl Scorer {
 
     /// Receive one result; false if none was ready.
     fn collect_one(&mut self, wait: bool, out: &mut Vec<FrameScores>) -> Result<bool> {
+        // The host values of the frame the backend returns next, first (results come in
+        // submission order): without `wait`, nothing is taken before both are ready.
+        let next = self.clip.next_index - self.clip.in_flight as u64;
+        if self.clip.host_ready.is_none()
+            && let Some(pool) = self.host_pool.as_mut()
+            && pool.front() == Some(next)
+        {
+            match pool.take(wait) {
+                Ok(Some(v)) => self.clip.host_ready = Some(v),
+                Ok(None) => return Ok(false),
+                Err(e) => {
+                    self.abort_clip();
+                    return Err(e);
+                }
+            }
+        }
         let got = match self.backend.receive(wait) {
             Ok(g) => g,
             Err(e @ Error::SampleRange { .. }) if self.backend.checks_host_ranges() => {
@@ -1216,6 +1446,11 @@ impl Scorer {
                 // it: the frames after it are dropped, those before it stay (finish()).
                 let index = self.clip.next_index - self.clip.in_flight as u64;
                 self.backend.reset();
+                if let Some(pool) = self.host_pool.as_mut() {
+                    pool.reset();
+                }
+                self.clip.host_ready = None;
+                self.clip.previous = None;
                 self.clip.in_flight = 0;
                 self.clip.next_index = index;
                 self.clip.cut = Some(index);
@@ -1241,11 +1476,18 @@ impl Scorer {
             return Ok(false);
         };
         self.clip.in_flight -= 1;
+        let host = match self.clip.host_ready.take() {
+            Some((i, v)) if i == index => v,
+            other => {
+                self.clip.host_ready = other;
+                Vec::new()
+            }
+        };
         let features = index.is_multiple_of(self.subsample());
         if !self.plan.uses(Ext::Motion) {
             // No look-ahead: the frame is final now.
             if features {
-                let f = self.frame_scores(index, &acc, None)?;
+                let f = self.frame_scores(index, &acc, &host, None)?;
                 out.push(f);
             }
             return Ok(true);
@@ -1259,7 +1501,7 @@ impl Scorer {
             Some(sad) => motion::sad_score_with(sad, w, h, &self.plan.motion),
             None => 0.0,
         };
-        self.clip.waiting.push_back((index, features, acc));
+        self.clip.waiting.push_back((index, features, acc, host));
         let plan_motion = self.plan.motion;
         let done = self
             .clip
@@ -1273,7 +1515,7 @@ impl Scorer {
     /// Turn frames whose motion scores are final into FrameScores.
     fn finalize(&mut self, done: Vec<MotionScores>, out: &mut Vec<FrameScores>) -> Result<()> {
         for m in done {
-            let Some((index, features, acc)) = self.clip.waiting.pop_front() else {
+            let Some((index, features, acc, host)) = self.clip.waiting.pop_front() else {
                 return Err(Error::State(format!(
                     "internal: motion of frame {} without its features",
                     m.index
@@ -1286,7 +1528,7 @@ impl Scorer {
                 )));
             }
             if features {
-                let f = self.frame_scores(index, &acc, Some(&m))?;
+                let f = self.frame_scores(index, &acc, &host, Some(&m))?;
                 out.push(f);
             }
         }
@@ -1298,8 +1540,16 @@ impl Scorer {
         &mut self,
         index: u64,
         acc: &FrameAccum,
+        host: &HostValues,
         m: Option<&MotionScores>,
     ) -> Result<FrameScores> {
+        let host_value = |j: usize, k: usize| {
+            host.get(j).and_then(|v| v.get(k)).copied().ok_or_else(|| {
+                Error::State(format!(
+                    "internal: frame {index} has no host feature values"
+                ))
+            })
+        };
         let p = &self.plan;
         let g = self
             .clip
@@ -1328,6 +1578,11 @@ impl Scorer {
                 }
                 Ext::Motion => metrics.push((p.motion_names[0].clone(), sad)),
                 Ext::Vif => metrics.extend(p.vif_names.iter().cloned().zip(vif)),
+                Ext::Host(j) => {
+                    for (k, n) in p.host[*j].names.iter().enumerate() {
+                        metrics.push((n.clone(), host_value(*j, k)?));
+                    }
+                }
             }
         }
         metrics.extend(after);
@@ -1339,17 +1594,20 @@ impl Scorer {
         let values: Vec<f64> = p
             .slots
             .iter()
-            .map(|s| match *s {
-                Slot::Vif(k) => vif[k],
-                Slot::Adm2 => adm.adm2,
-                Slot::Aim => adm.aim,
-                Slot::Adm3 => adm.adm3,
-                Slot::AdmScale(k) => adm.scale[k],
-                Slot::MotionSad => sad,
-                Slot::Motion2 => m2,
-                Slot::Motion3 => m3,
+            .map(|s| {
+                Ok(match *s {
+                    Slot::Vif(k) => vif[k],
+                    Slot::Adm2 => adm.adm2,
+                    Slot::Aim => adm.aim,
+                    Slot::Adm3 => adm.adm3,
+                    Slot::AdmScale(k) => adm.scale[k],
+                    Slot::MotionSad => sad,
+                    Slot::Motion2 => m2,
+                    Slot::Motion3 => m3,
+                    Slot::Host(j, k) => host_value(j, k)?,
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let prediction = self.model.predict(&values, &p.predict)?;
         metrics.extend(prediction.named(&self.model));
 

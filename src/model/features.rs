@@ -14,8 +14,11 @@
 //!    `integer_vif_scale0_egl_1`.
 //!
 //! This module does the same for the extractors vmafgpu computes: libvmaf's integer `vif`,
-//! `adm` and `motion`. The option tables below are those of libvmaf 3.2.0
-//! libvmaf/src/feature/integer_vif.c, integer_adm.c and integer_motion.c (`options[]`).
+//! `adm` and `motion`, `cambi`, `speed_chroma` and `speed_temporal`. The option tables below are
+//! those of libvmaf 3.2.0 libvmaf/src/feature/integer_vif.c, integer_adm.c, integer_motion.c,
+//! cambi.c and speed.c (`options[]`).
+
+use std::borrow::Cow;
 
 /// A libvmaf feature extractor whose features a model can use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -26,6 +29,12 @@ pub enum Extractor {
     Adm,
     /// libvmaf's integer `motion` (`VMAF_integer_feature_motion2_score`, ...).
     Motion,
+    /// libvmaf's `cambi` (`Cambi_feature_cambi_score`).
+    Cambi,
+    /// libvmaf's `speed_chroma` (`Speed_chroma_feature_speed_chroma_{u,v,uv}_score`).
+    SpeedChroma,
+    /// libvmaf's `speed_temporal` (`Speed_temporal_feature_speed_temporal_score`).
+    SpeedTemporal,
 }
 
 impl Extractor {
@@ -35,6 +44,35 @@ impl Extractor {
             Extractor::Vif => "vif",
             Extractor::Adm => "adm",
             Extractor::Motion => "motion",
+            Extractor::Cambi => "cambi",
+            Extractor::SpeedChroma => "speed_chroma",
+            Extractor::SpeedTemporal => "speed_temporal",
+        }
+    }
+
+    /// The extractor of a libvmaf extractor name (`vmaf --feature <name>`, a model parameter's
+    /// `<name>.<option>`).
+    pub fn from_name(name: &str) -> Option<Extractor> {
+        [
+            Extractor::Vif,
+            Extractor::Adm,
+            Extractor::Motion,
+            Extractor::Cambi,
+            Extractor::SpeedChroma,
+            Extractor::SpeedTemporal,
+        ]
+        .into_iter()
+        .find(|e| e.name() == name)
+    }
+
+    fn table(self) -> &'static [OptDef] {
+        match self {
+            Extractor::Vif => VIF_OPTIONS,
+            Extractor::Adm => ADM_OPTIONS,
+            Extractor::Motion => MOTION_OPTIONS,
+            Extractor::Cambi => CAMBI_OPTIONS,
+            Extractor::SpeedChroma => SPEED_CHROMA_OPTIONS,
+            Extractor::SpeedTemporal => SPEED_TEMPORAL_OPTIONS,
         }
     }
 }
@@ -100,6 +138,83 @@ pub struct MotionOptions {
     pub debug: bool,
 }
 
+/// Options of libvmaf's `cambi` extractor (cambi.c `options[]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CambiOptions {
+    /// `cambi_max_val` (`cmxv`), 0..=1000, default 1000.0.
+    pub max_val: f64,
+    /// `enc_width` (`encw`), 180..=7680 when set, default 0 (the input's).
+    pub enc_width: i32,
+    /// `enc_height` (`ench`), 150..=7680 when set, default 0 (the input's).
+    pub enc_height: i32,
+    /// `enc_bitdepth` (`encbd`), 6..=16 when set, default 0 (the input's).
+    pub enc_bitdepth: i32,
+    /// `src_width` (`srcw`), 320..=7680 when set, default 0 (full_ref only).
+    pub src_width: i32,
+    /// `src_height` (`srch`), 200..=4320 when set, default 0 (full_ref only).
+    pub src_height: i32,
+    /// `window_size` (`ws`), 15..=127, default 65.
+    pub window_size: i32,
+    /// `topk` (no alias), 0.0001..=1, default 0.6; wins over `cambi_topk` when not the default.
+    pub topk: f64,
+    /// `cambi_topk` (`ctpk`), 0.0001..=1, default 0.6.
+    pub cambi_topk: f64,
+    /// `tvi_threshold` (`tvit`), 0.0001..=1, default 0.019.
+    pub tvi_threshold: f64,
+    /// `cambi_vis_lum_threshold` (`vlt`), 0..=300, default 0.0.
+    pub vis_lum_threshold: f64,
+    /// `max_log_contrast` (`mlc`), 0..=5, default 2.
+    pub max_log_contrast: i32,
+    /// `heatmaps_path` (not a feature parameter; vmafgpu writes no heatmaps and refuses it).
+    pub heatmaps_path: Option<String>,
+    /// `full_ref` (not a feature parameter), default false.
+    pub full_ref: bool,
+    /// `eotf` (string, no alias), default `bt1886`.
+    pub eotf: String,
+    /// `cambi_eotf` (`ceot`, string), default `bt1886`; wins over `eotf` when not the default.
+    pub cambi_eotf: String,
+    /// `cambi_high_res_speedup` (`hrs`), 0..=2160, default 0.
+    pub high_res_speedup: i32,
+}
+
+/// Options of libvmaf's `speed_chroma` extractor (speed.c `options_chroma[]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpeedChromaOptions {
+    /// `speed_kernelscale` (`ks`), 0.1..=4, default 1.0.
+    pub kernelscale: f64,
+    /// `speed_prescale` (`ps`), 0.1..=4, default 1.0.
+    pub prescale: f64,
+    /// `speed_prescale_method` (`psm`, string), default `nearest`.
+    pub prescale_method: String,
+    /// `speed_sigma_nn` (`snn`), 0.1..=2, default 0.29.
+    pub sigma_nn: f64,
+    /// `speed_nn_floor` (`nnf`), 0..=1, default 0.0.
+    pub nn_floor: f64,
+    /// `speed_max_val` (`mxv`), 0..=1000, default 1000.0.
+    pub max_val: f64,
+    /// `speed_weight_var_mode` (`wvm`), 0..=6, default 0.
+    pub weight_var_mode: i32,
+}
+
+/// Options of libvmaf's `speed_temporal` extractor (speed.c `options[]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpeedTemporalOptions {
+    /// `speed_kernelscale` (`ks`), 0.1..=4, default 1.0.
+    pub kernelscale: f64,
+    /// `speed_prescale` (`ps`), 0.1..=4, default 1.0.
+    pub prescale: f64,
+    /// `speed_prescale_method` (`psm`, string), default `nearest`.
+    pub prescale_method: String,
+    /// `speed_sigma_nn` (`snn`), 0.1..=2, default 0.29.
+    pub sigma_nn: f64,
+    /// `speed_nn_floor` (`nnf`), 0..=1, default 0.0.
+    pub nn_floor: f64,
+    /// `speed_max_val` (`mxv`), 0..=1000, default 1000.0 (libvmaf never applies it here).
+    pub max_val: f64,
+    /// `speed_use_ref_diff` (`urd`), default false.
+    pub use_ref_diff: bool,
+}
+
 impl Default for VifOptions {
     fn default() -> Self {
         VifOptions::from_values(&defaults(VIF_OPTIONS))
@@ -118,6 +233,24 @@ impl Default for MotionOptions {
     }
 }
 
+impl Default for CambiOptions {
+    fn default() -> Self {
+        CambiOptions::from_values(&defaults(CAMBI_OPTIONS))
+    }
+}
+
+impl Default for SpeedChromaOptions {
+    fn default() -> Self {
+        SpeedChromaOptions::from_values(&defaults(SPEED_CHROMA_OPTIONS))
+    }
+}
+
+impl Default for SpeedTemporalOptions {
+    fn default() -> Self {
+        SpeedTemporalOptions::from_values(&defaults(SPEED_TEMPORAL_OPTIONS))
+    }
+}
+
 /// The extractor a model feature comes from, with the options the model asks for (defaults
 /// filled in).
 #[derive(Clone, Debug, PartialEq)]
@@ -125,6 +258,9 @@ pub enum ExtractorOptions {
     Vif(VifOptions),
     Adm(AdmOptions),
     Motion(MotionOptions),
+    Cambi(CambiOptions),
+    SpeedChroma(SpeedChromaOptions),
+    SpeedTemporal(SpeedTemporalOptions),
 }
 
 impl ExtractorOptions {
@@ -133,6 +269,119 @@ impl ExtractorOptions {
             ExtractorOptions::Vif(_) => Extractor::Vif,
             ExtractorOptions::Adm(_) => Extractor::Adm,
             ExtractorOptions::Motion(_) => Extractor::Motion,
+            ExtractorOptions::Cambi(_) => Extractor::Cambi,
+            ExtractorOptions::SpeedChroma(_) => Extractor::SpeedChroma,
+            ExtractorOptions::SpeedTemporal(_) => Extractor::SpeedTemporal,
+        }
+    }
+
+    /// The extractor's options from a libvmaf options dictionary (`key`, value text), e.g. a
+    /// `--feature cambi=full_ref=true` of libvmaf's tool: numbers are normalised as libvmaf's
+    /// dictionaries do, unknown keys are ignored, bad values are errors naming the option.
+    pub fn from_dict(
+        extractor: Extractor,
+        dict: &[(String, String)],
+    ) -> Result<ExtractorOptions, String> {
+        let dict: Vec<(&str, String)> = dict
+            .iter()
+            .map(|(k, v)| (k.as_str(), normalize_text(v)))
+            .collect();
+        let values = values_of(extractor.table(), extractor.name(), &dict)?;
+        Ok(ExtractorOptions::from_values(extractor, &values))
+    }
+
+    /// The name libvmaf reports `feature` (one of the extractor's provided features) under with
+    /// these options: the plain (aliased) name at default options, else with libvmaf's suffix.
+    pub fn feature_name(&self, feature: &str) -> String {
+        let table = self.extractor().table();
+        alias(&feature_name_from_options(feature, table, &self.values())).to_string()
+    }
+
+    fn from_values(extractor: Extractor, values: &[OptValue]) -> ExtractorOptions {
+        match extractor {
+            Extractor::Vif => ExtractorOptions::Vif(VifOptions::from_values(values)),
+            Extractor::Adm => ExtractorOptions::Adm(AdmOptions::from_values(values)),
+            Extractor::Motion => ExtractorOptions::Motion(MotionOptions::from_values(values)),
+            Extractor::Cambi => ExtractorOptions::Cambi(CambiOptions::from_values(values)),
+            Extractor::SpeedChroma => {
+                ExtractorOptions::SpeedChroma(SpeedChromaOptions::from_values(values))
+            }
+            Extractor::SpeedTemporal => {
+                ExtractorOptions::SpeedTemporal(SpeedTemporalOptions::from_values(values))
+            }
+        }
+    }
+
+    /// The option values in table order (the inverse of `from_values`).
+    fn values(&self) -> Vec<OptValue> {
+        use OptValue::{Bool as B, Double as D, Int as I};
+        let st = |s: &str| OptValue::Str(Cow::Owned(s.to_string()));
+        match self {
+            ExtractorOptions::Vif(o) => vec![B(o.debug), D(o.enhn_gain_limit), B(o.skip_scale0)],
+            ExtractorOptions::Adm(o) => vec![
+                B(o.debug),
+                D(o.csf_scale),
+                D(o.csf_diag_scale),
+                D(o.dlm_weight),
+                D(o.enhn_gain_limit),
+                D(o.norm_view_dist),
+                I(o.ref_display_height),
+                I(o.csf_mode),
+                D(o.noise_weight),
+                B(o.skip_aim),
+                B(o.skip_scale0),
+                D(o.min_val),
+            ],
+            ExtractorOptions::Motion(o) => vec![
+                B(o.force_zero),
+                D(o.blend_factor),
+                D(o.blend_offset),
+                D(o.fps_weight),
+                D(o.max_val),
+                B(o.five_frame_window),
+                B(o.moving_average),
+                B(o.debug),
+            ],
+            ExtractorOptions::Cambi(o) => vec![
+                D(o.max_val),
+                I(o.enc_width),
+                I(o.enc_height),
+                I(o.enc_bitdepth),
+                I(o.src_width),
+                I(o.src_height),
+                I(o.window_size),
+                D(o.topk),
+                D(o.cambi_topk),
+                D(o.tvi_threshold),
+                D(o.vis_lum_threshold),
+                I(o.max_log_contrast),
+                match &o.heatmaps_path {
+                    Some(p) => st(p),
+                    None => OptValue::Str(Cow::Borrowed("")),
+                },
+                B(o.full_ref),
+                st(&o.eotf),
+                st(&o.cambi_eotf),
+                I(o.high_res_speedup),
+            ],
+            ExtractorOptions::SpeedChroma(o) => vec![
+                D(o.kernelscale),
+                D(o.prescale),
+                st(&o.prescale_method),
+                D(o.sigma_nn),
+                D(o.nn_floor),
+                D(o.max_val),
+                I(o.weight_var_mode),
+            ],
+            ExtractorOptions::SpeedTemporal(o) => vec![
+                D(o.kernelscale),
+                D(o.prescale),
+                st(&o.prescale_method),
+                D(o.sigma_nn),
+                D(o.nn_floor),
+                D(o.max_val),
+                B(o.use_ref_diff),
+            ],
         }
     }
 }
@@ -166,14 +415,10 @@ impl ModelFeature {
     ) -> Result<ModelFeature, String> {
         let extractor = extractor_of(model_name).ok_or_else(|| {
             format!(
-                "feature {model_name:?} is not one vmafgpu computes (it has libvmaf's integer vif, adm and motion features)"
+                "feature {model_name:?} is not one vmafgpu computes (it has libvmaf's integer vif, adm and motion, cambi, speed_chroma and speed_temporal features)"
             )
         })?;
-        let table = match extractor {
-            Extractor::Vif => VIF_OPTIONS,
-            Extractor::Adm => ADM_OPTIONS,
-            Extractor::Motion => MOTION_OPTIONS,
-        };
+        let table = extractor.table();
 
         // libvmaf/src/read_json_model.c parse_feature_opts_dicts(): the dictionary values, as
         // strings (numbers normalised by libvmaf/src/dict.c).
@@ -196,33 +441,10 @@ impl ModelFeature {
             };
             dict.push((key.as_str(), s));
         }
-
-        // libvmaf/src/feature/feature_extractor.c vmaf_fex_ctx_parse_options() +
-        // libvmaf/src/opt.c vmaf_option_set(): every option of the table, from the dictionary
-        // or its default; keys that are not options of the extractor are ignored.
-        let mut values = Vec::with_capacity(table.len());
-        for opt in table {
-            let given = dict.iter().rev().find(|(k, _)| *k == opt.name);
-            let v = match given {
-                None => opt.default,
-                Some((_, s)) => opt.parse(s).ok_or_else(|| {
-                    format!(
-                        "feature {model_name:?}: option {}: bad value {s:?}{}",
-                        opt.name,
-                        opt.range_text()
-                    )
-                })?,
-            };
-            values.push(v);
-        }
-
+        let values = values_of(table, model_name, &dict)?;
         let collector_name = feature_name_from_options(model_name, table, &values);
         let name = alias(&collector_name).to_string();
-        let options = match extractor {
-            Extractor::Vif => ExtractorOptions::Vif(VifOptions::from_values(&values)),
-            Extractor::Adm => ExtractorOptions::Adm(AdmOptions::from_values(&values)),
-            Extractor::Motion => ExtractorOptions::Motion(MotionOptions::from_values(&values)),
-        };
+        let options = ExtractorOptions::from_values(extractor, &values);
         Ok(ModelFeature {
             model_name: model_name.to_string(),
             collector_name,
@@ -232,18 +454,61 @@ impl ModelFeature {
     }
 }
 
+/// libvmaf/src/feature/feature_extractor.c vmaf_fex_ctx_parse_options() + libvmaf/src/opt.c
+/// vmaf_option_set(): every option of the table, from the dictionary (the last entry of a key
+/// wins, as libvmaf's merged dictionaries overwrite) or its default; keys that are not options of
+/// the extractor are ignored. `what` names the feature in errors.
+fn values_of(
+    table: &[OptDef],
+    what: &str,
+    dict: &[(&str, String)],
+) -> Result<Vec<OptValue>, String> {
+    let mut values = Vec::with_capacity(table.len());
+    for opt in table {
+        let given = dict.iter().rev().find(|(k, _)| *k == opt.name);
+        let v = match given {
+            None => opt.default.clone(),
+            Some((_, s)) => opt.parse(s).ok_or_else(|| {
+                format!(
+                    "feature {what:?}: option {}: bad value {s:?}{}",
+                    opt.name,
+                    opt.range_text()
+                )
+            })?,
+        };
+        values.push(v);
+    }
+    Ok(values)
+}
+
+/// libvmaf/src/dict.c vmaf_feature_dictionary_set(): a value that `sscanf("%f %c")` reads as one
+/// number and nothing else is normalised (`strtof`, then `"%g"`); other text is kept as it is.
+pub(crate) fn normalize_text(v: &str) -> String {
+    let t = v.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
+    let p = c_number_prefix(t);
+    let rest = &t[p.len()..];
+    if !p.is_empty() && rest.trim().is_empty() {
+        format_g(c_atof(p) as f32 as f64)
+    } else {
+        v.to_string()
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Option tables (libvmaf 3.2.0 integer_vif.c, integer_adm.c, integer_motion.c: `options[]`,
 // defaults from integer_vif.h / integer_adm.h / integer_motion.c DEFAULT_* macros).
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 enum OptValue {
     Bool(bool),
     Int(i32),
     Double(f64),
+    /// VMAF_OPT_TYPE_STRING (the first such feature parameters: cambi's `eotf`, speed's
+    /// `speed_prescale_method`); libvmaf takes any text and its extractor checks it at init.
+    Str(Cow<'static, str>),
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct OptDef {
     name: &'static str,
     alias: Option<&'static str>,
@@ -272,6 +537,17 @@ const fn d(name: &'static str, alias: &'static str, default: f64, min: f64, max:
         default: OptValue::Double(default),
         min,
         max,
+        feature_param: true,
+    }
+}
+
+const fn st(name: &'static str, alias: Option<&'static str>, default: &'static str) -> OptDef {
+    OptDef {
+        name,
+        alias,
+        default: OptValue::Str(Cow::Borrowed(default)),
+        min: 0.0,
+        max: 0.0,
         feature_param: true,
     }
 }
@@ -322,8 +598,74 @@ const MOTION_OPTIONS: &[OptDef] = &[
     b("debug", None, false),
 ];
 
+// libvmaf 3.2.0 libvmaf/src/feature/cambi.c: options[] (DEFAULT_CAMBI_* macros there;
+// CAMBI_4K_HEIGHT 2160 bounds the speed-up). `topk` has no alias; `heatmaps_path` and `full_ref`
+// are not feature parameters.
+const CAMBI_OPTIONS: &[OptDef] = &[
+    d("cambi_max_val", "cmxv", 1000.0, 0.0, 1000.0),
+    i("enc_width", "encw", 0, 180.0, 7680.0),
+    i("enc_height", "ench", 0, 150.0, 7680.0),
+    i("enc_bitdepth", "encbd", 0, 6.0, 16.0),
+    i("src_width", "srcw", 0, 320.0, 7680.0),
+    i("src_height", "srch", 0, 200.0, 4320.0),
+    i("window_size", "ws", 65, 15.0, 127.0),
+    OptDef {
+        name: "topk",
+        alias: None,
+        default: OptValue::Double(0.6),
+        min: 0.0001,
+        max: 1.0,
+        feature_param: true,
+    },
+    d("cambi_topk", "ctpk", 0.6, 0.0001, 1.0),
+    d("tvi_threshold", "tvit", 0.019, 0.0001, 1.0),
+    d("cambi_vis_lum_threshold", "vlt", 0.0, 0.0, 300.0),
+    i("max_log_contrast", "mlc", 2, 0.0, 5.0),
+    OptDef {
+        name: "heatmaps_path",
+        alias: None,
+        default: OptValue::Str(Cow::Borrowed("")),
+        min: 0.0,
+        max: 0.0,
+        feature_param: false,
+    },
+    b("full_ref", None, false),
+    st("eotf", None, "bt1886"),
+    st("cambi_eotf", Some("ceot"), "bt1886"),
+    i("cambi_high_res_speedup", "hrs", 0, 0.0, 2160.0),
+];
+
+// libvmaf 3.2.0 libvmaf/src/feature/speed.c: options_chroma[] (DEFAULT_SPEED_* macros there).
+const SPEED_CHROMA_OPTIONS: &[OptDef] = &[
+    d("speed_kernelscale", "ks", 1.0, 0.1, 4.0),
+    d("speed_prescale", "ps", 1.0, 0.1, 4.0),
+    st("speed_prescale_method", Some("psm"), "nearest"),
+    d("speed_sigma_nn", "snn", 0.29, 0.1, 2.0),
+    d("speed_nn_floor", "nnf", 0.0, 0.0, 1.0),
+    d("speed_max_val", "mxv", 1000.0, 0.0, 1000.0),
+    i("speed_weight_var_mode", "wvm", 0, 0.0, 6.0),
+];
+
+// libvmaf 3.2.0 libvmaf/src/feature/speed.c: options[] of speed_temporal.
+const SPEED_TEMPORAL_OPTIONS: &[OptDef] = &[
+    d("speed_kernelscale", "ks", 1.0, 0.1, 4.0),
+    d("speed_prescale", "ps", 1.0, 0.1, 4.0),
+    st("speed_prescale_method", Some("psm"), "nearest"),
+    d("speed_sigma_nn", "snn", 0.29, 0.1, 2.0),
+    d("speed_nn_floor", "nnf", 0.0, 0.0, 1.0),
+    d("speed_max_val", "mxv", 1000.0, 0.0, 1000.0),
+    OptDef {
+        name: "speed_use_ref_diff",
+        alias: Some("urd"),
+        default: OptValue::Bool(false),
+        min: 0.0,
+        max: 0.0,
+        feature_param: true,
+    },
+];
+
 fn defaults(table: &[OptDef]) -> Vec<OptValue> {
-    table.iter().map(|o| o.default).collect()
+    table.iter().map(|o| o.default.clone()).collect()
 }
 
 fn get_b(v: &[OptValue], i: usize) -> bool {
@@ -344,6 +686,66 @@ fn get_d(v: &[OptValue], i: usize) -> f64 {
     match v[i] {
         OptValue::Double(x) => x,
         _ => unreachable!("option table and struct disagree"),
+    }
+}
+
+fn get_s(v: &[OptValue], i: usize) -> String {
+    match &v[i] {
+        OptValue::Str(x) => x.to_string(),
+        _ => unreachable!("option table and struct disagree"),
+    }
+}
+
+impl CambiOptions {
+    fn from_values(v: &[OptValue]) -> Self {
+        let heatmaps = get_s(v, 12);
+        CambiOptions {
+            max_val: get_d(v, 0),
+            enc_width: get_i(v, 1),
+            enc_height: get_i(v, 2),
+            enc_bitdepth: get_i(v, 3),
+            src_width: get_i(v, 4),
+            src_height: get_i(v, 5),
+            window_size: get_i(v, 6),
+            topk: get_d(v, 7),
+            cambi_topk: get_d(v, 8),
+            tvi_threshold: get_d(v, 9),
+            vis_lum_threshold: get_d(v, 10),
+            max_log_contrast: get_i(v, 11),
+            heatmaps_path: (!heatmaps.is_empty()).then_some(heatmaps),
+            full_ref: get_b(v, 13),
+            eotf: get_s(v, 14),
+            cambi_eotf: get_s(v, 15),
+            high_res_speedup: get_i(v, 16),
+        }
+    }
+}
+
+impl SpeedChromaOptions {
+    fn from_values(v: &[OptValue]) -> Self {
+        SpeedChromaOptions {
+            kernelscale: get_d(v, 0),
+            prescale: get_d(v, 1),
+            prescale_method: get_s(v, 2),
+            sigma_nn: get_d(v, 3),
+            nn_floor: get_d(v, 4),
+            max_val: get_d(v, 5),
+            weight_var_mode: get_i(v, 6),
+        }
+    }
+}
+
+impl SpeedTemporalOptions {
+    fn from_values(v: &[OptValue]) -> Self {
+        SpeedTemporalOptions {
+            kernelscale: get_d(v, 0),
+            prescale: get_d(v, 1),
+            prescale_method: get_s(v, 2),
+            sigma_nn: get_d(v, 3),
+            nn_floor: get_d(v, 4),
+            max_val: get_d(v, 5),
+            use_ref_diff: get_b(v, 6),
+        }
     }
 }
 
@@ -422,12 +824,15 @@ impl OptDef {
                 }
                 Some(OptValue::Double(n))
             }
+            // set_option_string: any text.
+            OptValue::Str(_) => Some(OptValue::Str(Cow::Owned(s.to_string()))),
         }
     }
 
     fn range_text(&self) -> String {
         match self.default {
             OptValue::Bool(_) => " (true or false)".into(),
+            OptValue::Str(_) => String::new(),
             _ => format!(" (allowed: {} to {})", self.min, self.max),
         }
     }
@@ -482,7 +887,21 @@ pub(crate) fn extractor_of(name: &str) -> Option<Extractor> {
         "integer_vif_num_scale3",
         "integer_vif_den_scale3",
     ];
-    if ADM.contains(&name) {
+    // cambi.c, speed.c: provided_features[], provided_features_chroma[].
+    const CAMBI: &[&str] = &["Cambi_feature_cambi_score"];
+    const SPEED_CHROMA: &[&str] = &[
+        "Speed_chroma_feature_speed_chroma_u_score",
+        "Speed_chroma_feature_speed_chroma_v_score",
+        "Speed_chroma_feature_speed_chroma_uv_score",
+    ];
+    const SPEED_TEMPORAL: &[&str] = &["Speed_temporal_feature_speed_temporal_score"];
+    if CAMBI.contains(&name) {
+        Some(Extractor::Cambi)
+    } else if SPEED_CHROMA.contains(&name) {
+        Some(Extractor::SpeedChroma)
+    } else if SPEED_TEMPORAL.contains(&name) {
+        Some(Extractor::SpeedTemporal)
+    } else if ADM.contains(&name) {
         Some(Extractor::Adm)
     } else if MOTION.contains(&name) {
         Some(Extractor::Motion)
@@ -567,10 +986,11 @@ fn feature_name_from_options(name: &str, table: &[OptDef], values: &[OptValue]) 
         if !opt.feature_param || *v == opt.default {
             continue;
         }
-        let text = match *v {
+        let text = match v {
             OptValue::Bool(x) => x.to_string(),
             OptValue::Int(x) => x.to_string(),
-            OptValue::Double(x) => format_g(x),
+            OptValue::Double(x) => format_g(*x),
+            OptValue::Str(x) => x.to_string(),
         };
         changed.push((opt, text));
     }

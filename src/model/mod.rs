@@ -5,7 +5,10 @@
 //!
 //! - [`Model::builtin`]`(name)`: one of the models libvmaf 3.2.0 builds in, embedded here from
 //!   `models/`: `vmaf_v0.6.1` (the default, [`DEFAULT_MODEL`]), `vmaf_v0.6.1neg`,
-//!   `vmaf_4k_v0.6.1` and the bootstrap collection `vmaf_b_v0.6.3` ([`BUILTIN_MODELS`]).
+//!   `vmaf_4k_v0.6.1`, `vmaf_4k_v0.6.1neg`, the bootstrap collection `vmaf_b_v0.6.3` and the
+//!   eight VMAF v1 models `vmaf_v1.0.16_{3d0h,3d0h_2160,5d0h,1d5h_2160}` with their `_hfr_`
+//!   twins ([`BUILTIN_MODELS`]). [`Model::builtin_with`] and friends apply libvmaf's feature
+//!   overloads ([`FeatureOverload`], `cambi.enc_bitdepth=8`).
 //! - [`Model::from_path`]`(path)` and [`Model::from_json`]`(text)`: any libvmaf JSON model, either
 //!   a single model (`{"model_dict": {...}}`) or a bootstrap collection (`{"0": {...}, "1": {...},
 //!   ...}`; model `"0"` gives `vmaf`, models `"1"`.. give `vmaf_0001`..).
@@ -53,9 +56,10 @@
 //!   but then fails to parse the rest of the object.
 //! - Collection members are looked up by key (`"0"`, `"1"`, ...) rather than taken in document
 //!   order, so out-of-order keys are all used.
-//! - `slopes`/`intercepts` shorter than the feature list are an error (libvmaf uses zeros);
-//!   `chroma_correction_parameter` (speed_chroma models) is refused (libvmaf reads uninitialised
-//!   memory when its features are absent).
+//! - `slopes`/`intercepts` shorter than the feature list are an error (libvmaf uses zeros).
+//! - `chroma_correction_parameter` (the v1 models) is applied as libvmaf does; a model where it
+//!   cannot be (0, no `adm3` or no `speed_chroma` input, or two of either) is refused: libvmaf
+//!   then predicts nothing, reads uninitialised memory or fails every frame.
 
 mod features;
 pub mod pool;
@@ -69,7 +73,8 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 
 pub use features::{
-    AdmOptions, Extractor, ExtractorOptions, ModelFeature, MotionOptions, VifOptions, alias,
+    AdmOptions, CambiOptions, Extractor, ExtractorOptions, ModelFeature, MotionOptions,
+    SpeedChromaOptions, SpeedTemporalOptions, VifOptions, alias,
 };
 pub use pool::{PoolAccumulator, PoolMethod, PooledStats, pool, pool_all};
 
@@ -78,12 +83,22 @@ use svm::Svm;
 /// The model used when none is named (libvmaf's default).
 pub const DEFAULT_MODEL: &str = "vmaf_v0.6.1";
 
-/// Names accepted by [`Model::builtin`].
-pub const BUILTIN_MODELS: [&str; 4] = [
+/// Names accepted by [`Model::builtin`]: the 13 models of libvmaf 3.2.0's default build
+/// (libvmaf/src/model.c `built_in_models[]` without the `enable_float` ones).
+pub const BUILTIN_MODELS: [&str; 13] = [
     "vmaf_v0.6.1",
     "vmaf_v0.6.1neg",
     "vmaf_4k_v0.6.1",
+    "vmaf_4k_v0.6.1neg",
     "vmaf_b_v0.6.3",
+    "vmaf_v1.0.16_3d0h",
+    "vmaf_v1.0.16_3d0h_2160",
+    "vmaf_v1.0.16_5d0h",
+    "vmaf_v1.0.16_1d5h_2160",
+    "vmaf_v1.0.16_hfr_3d0h",
+    "vmaf_v1.0.16_hfr_3d0h_2160",
+    "vmaf_v1.0.16_hfr_5d0h",
+    "vmaf_v1.0.16_hfr_1d5h_2160",
 ];
 
 fn builtin_json(name: &str) -> Option<&'static str> {
@@ -91,9 +106,65 @@ fn builtin_json(name: &str) -> Option<&'static str> {
         "vmaf_v0.6.1" => include_str!("../../models/vmaf_v0.6.1.json"),
         "vmaf_v0.6.1neg" => include_str!("../../models/vmaf_v0.6.1neg.json"),
         "vmaf_4k_v0.6.1" => include_str!("../../models/vmaf_4k_v0.6.1.json"),
+        "vmaf_4k_v0.6.1neg" => include_str!("../../models/vmaf_4k_v0.6.1neg.json"),
         "vmaf_b_v0.6.3" => include_str!("../../models/vmaf_b_v0.6.3.json"),
+        "vmaf_v1.0.16_3d0h" => include_str!("../../models/vmaf_v1.0.16_3d0h.json"),
+        "vmaf_v1.0.16_3d0h_2160" => include_str!("../../models/vmaf_v1.0.16_3d0h_2160.json"),
+        "vmaf_v1.0.16_5d0h" => include_str!("../../models/vmaf_v1.0.16_5d0h.json"),
+        "vmaf_v1.0.16_1d5h_2160" => include_str!("../../models/vmaf_v1.0.16_1d5h_2160.json"),
+        "vmaf_v1.0.16_hfr_3d0h" => include_str!("../../models/vmaf_v1.0.16_hfr_3d0h.json"),
+        "vmaf_v1.0.16_hfr_3d0h_2160" => {
+            include_str!("../../models/vmaf_v1.0.16_hfr_3d0h_2160.json")
+        }
+        "vmaf_v1.0.16_hfr_5d0h" => include_str!("../../models/vmaf_v1.0.16_hfr_5d0h.json"),
+        "vmaf_v1.0.16_hfr_1d5h_2160" => {
+            include_str!("../../models/vmaf_v1.0.16_hfr_1d5h_2160.json")
+        }
         _ => return None,
     })
+}
+
+/// One of libvmaf's model feature overloads (`vmaf -m version=...:cambi.enc_bitdepth=8`,
+/// libvmaf/src/model.c `vmaf_model_feature_overload`): option `key` = `value` for every model
+/// feature computed by the extractor named `extractor`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FeatureOverload {
+    pub extractor: String,
+    pub key: String,
+    pub value: String,
+}
+
+impl FeatureOverload {
+    /// Parse libvmaf's `extractor.option=value` list, separated by `:`, e.g.
+    /// `cambi.enc_width=1280:cambi.enc_height=720:cambi.enc_bitdepth=8`. Empty text is no
+    /// overload. Errors name the part that is not `name.option=value` or whose extractor
+    /// vmafgpu does not know.
+    pub fn parse_list(text: &str) -> Result<Vec<FeatureOverload>> {
+        let mut out = Vec::new();
+        for part in text.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad = || {
+                Error::Model(format!(
+                    "model parameter {part:?}: expected <feature>.<option>=<value>, e.g. cambi.enc_bitdepth=8"
+                ))
+            };
+            let (lhs, value) = part.split_once('=').ok_or_else(bad)?;
+            let (extractor, key) = lhs.split_once('.').ok_or_else(bad)?;
+            if extractor.is_empty() || key.is_empty() || value.is_empty() {
+                return Err(bad());
+            }
+            if Extractor::from_name(extractor).is_none() {
+                return Err(Error::Model(format!(
+                    "model parameter {part:?}: no feature extractor named {extractor:?} (vif, adm, motion, cambi, speed_chroma, speed_temporal)"
+                )));
+            }
+            out.push(FeatureOverload {
+                extractor: extractor.to_string(),
+                key: key.to_string(),
+                value: value.to_string(),
+            });
+        }
+        Ok(out)
+    }
 }
 
 /// libvmaf's model flags (`VMAF_MODEL_FLAG_DISABLE_CLIP`, `VMAF_MODEL_FLAG_ENABLE_TRANSFORM`;
@@ -194,7 +265,21 @@ struct SubModel {
     inputs: Vec<Input>,
     clip: Option<(f64, f64)>,
     transform: Option<Transform>,
+    chroma_correction: Option<ChromaCorrection>,
     svm: Svm,
+}
+
+/// `chroma_correction_parameter` (libvmaf/src/predict.c post_process_feature_from_another(),
+/// called with guiding substring `adm3`, guided substring `speed_chroma` and the value 0.0): when
+/// the guided input, denormalised, is exactly 0.0, its node becomes
+/// `normalize(-p * guiding' + p)`, where `guiding'` is the guiding *node* denormalised.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct ChromaCorrection {
+    parameter: f64,
+    /// Index into `SubModel::inputs` of the one input whose model name contains `adm3`.
+    guiding: usize,
+    /// Index into `SubModel::inputs` of the one input whose model name contains `speed_chroma`.
+    guided: usize,
 }
 
 /// A loaded VMAF model or bootstrap model collection. See the [module docs](self).
@@ -212,27 +297,42 @@ pub struct Model {
 impl Model {
     /// A built-in model by name (see [`BUILTIN_MODELS`]).
     pub fn builtin(name: &str) -> Result<Model> {
+        Model::builtin_with(name, &[])
+    }
+
+    /// [`Model::builtin`] with libvmaf's feature overloads applied ([`FeatureOverload`]).
+    pub fn builtin_with(name: &str, overloads: &[FeatureOverload]) -> Result<Model> {
         let text = builtin_json(name).ok_or_else(|| {
             Error::Model(format!(
                 "no built-in model named {name:?} (built-in models: {})",
                 BUILTIN_MODELS.join(", ")
             ))
         })?;
-        Model::parse(text, &format!("built-in {name}"))
+        Model::parse(text, &format!("built-in {name}"), overloads)
     }
 
     /// Load a libvmaf JSON model (single or collection) from a file.
     pub fn from_path(path: impl AsRef<Path>) -> Result<Model> {
+        Model::from_path_with(path, &[])
+    }
+
+    /// [`Model::from_path`] with libvmaf's feature overloads applied ([`FeatureOverload`]).
+    pub fn from_path_with(path: impl AsRef<Path>, overloads: &[FeatureOverload]) -> Result<Model> {
         let path = path.as_ref();
         let source = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Model(format!("{source}: cannot read the model file: {e}")))?;
-        Model::parse(&text, &source)
+        Model::parse(&text, &source, overloads)
     }
 
     /// Load a libvmaf JSON model (single or collection) from its text.
     pub fn from_json(text: &str) -> Result<Model> {
-        Model::parse(text, "JSON string")
+        Model::from_json_with(text, &[])
+    }
+
+    /// [`Model::from_json`] with libvmaf's feature overloads applied ([`FeatureOverload`]).
+    pub fn from_json_with(text: &str, overloads: &[FeatureOverload]) -> Result<Model> {
+        Model::parse(text, "JSON string", overloads)
     }
 
     /// The same model reporting under another name (libvmaf's `name=` model option): `name`,
@@ -383,7 +483,7 @@ impl Model {
     // -----------------------------------------------------------------------------------------
     // Parsing.
 
-    fn parse(text: &str, source: &str) -> Result<Model> {
+    fn parse(text: &str, source: &str, overloads: &[FeatureOverload]) -> Result<Model> {
         let err = |msg: String| Error::Model(format!("{source}: {msg}"));
         let top: Map<String, Value> =
             serde_json::from_str(text).map_err(|e| err(format!("not a JSON model object: {e}")))?;
@@ -393,7 +493,7 @@ impl Model {
             // A single model; serde parses the text again for messages with line and column.
             let file: ModelFile =
                 serde_json::from_str(text).map_err(|e| err(format!("bad model: {e}")))?;
-            let main = SubModel::build(file.model_dict, &mut features).map_err(err)?;
+            let main = SubModel::build(file.model_dict, &mut features, overloads).map_err(err)?;
             (main, Vec::new())
         } else {
             // libvmaf/src/read_json_model.c model_collection_parse(): "0" is the model, "1".. the
@@ -405,7 +505,7 @@ impl Model {
                 };
                 let file = ModelFile::deserialize(v)
                     .map_err(|e| err(format!("collection model \"{i}\": {e}")))?;
-                let m = SubModel::build(file.model_dict, &mut features)
+                let m = SubModel::build(file.model_dict, &mut features, overloads)
                     .map_err(|e| err(format!("collection model \"{i}\": {e}")))?;
                 models.push(m);
             }
@@ -522,6 +622,23 @@ impl SubModel {
                 None => x,
             });
         }
+        if let Some(c) = self.chroma_correction {
+            // predict.c: normalize() and denormalize_feature() are identities without
+            // linear_rescale.
+            let denorm = |i: usize| match self.rescale {
+                Some(_) => (nodes[i] - self.inputs[i].intercept) / self.inputs[i].slope,
+                None => nodes[i],
+            };
+            let guiding = denorm(c.guiding);
+            if denorm(c.guided) == 0.0 {
+                let corrected = (-c.parameter * guiding) + c.parameter;
+                let g = &self.inputs[c.guided];
+                nodes[c.guided] = match self.rescale {
+                    Some(_) => g.slope * corrected + g.intercept,
+                    None => corrected,
+                };
+            }
+        }
         let mut y = self.svm.predict(&nodes);
         if let Some((slope, intercept)) = self.rescale {
             y = (y - intercept) / slope;
@@ -551,6 +668,7 @@ impl SubModel {
     fn build(
         d: ModelDict,
         features: &mut Vec<ModelFeature>,
+        overloads: &[FeatureOverload],
     ) -> std::result::Result<SubModel, String> {
         // libvmaf/src/read_json_model.c parse_model_dict().
         let kind = match d.model_type.as_deref() {
@@ -566,11 +684,6 @@ impl SubModel {
             Some(other) => return Err(format!("unknown norm_type {other:?}")),
             None => return Err("norm_type is missing".into()),
         };
-        if d.chroma_correction_parameter.is_some() {
-            return Err(
-                "chroma_correction_parameter (speed_chroma models) is not supported".into(),
-            );
-        }
         let names = d.feature_names.ok_or("feature_names is missing")?;
         if names.is_empty() {
             return Err("feature_names is empty".into());
@@ -610,10 +723,21 @@ impl SubModel {
 
         let mut inputs = Vec::with_capacity(names.len());
         for (i, name) in names.iter().enumerate() {
-            let dict: Vec<(String, Value)> = opts
+            let mut dict: Vec<(String, Value)> = opts
                 .get(i)
                 .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
                 .unwrap_or_default();
+            // vmaf_model_feature_overload(): merged after the model's own options (later keys
+            // win), for the features of the named extractor. The CLI's dictionary normalises
+            // numeric text (libvmaf/src/dict.c), which the JSON string path then keeps.
+            if let Some(e) = features::extractor_of(name) {
+                for o in overloads.iter().filter(|o| o.extractor == e.name()) {
+                    dict.push((
+                        o.key.clone(),
+                        Value::String(features::normalize_text(&o.value)),
+                    ));
+                }
+            }
             let f = ModelFeature::resolve(name, &dict)?;
             let index = match features
                 .iter()
@@ -637,6 +761,42 @@ impl SubModel {
                 intercept: intercepts[i + 1],
             });
         }
+
+        let chroma_correction = match d.chroma_correction_parameter {
+            None => None,
+            Some(p) => {
+                // libvmaf predicts nothing when the parameter is 0, reads uninitialised values
+                // when a substring matches no input, and fails every frame when one matches two:
+                // all refused here.
+                if p == 0.0 || !p.is_finite() {
+                    return Err(format!(
+                        "chroma_correction_parameter {p} (must be a non-zero number)"
+                    ));
+                }
+                let find = |needle: &str| {
+                    let hits: Vec<usize> = inputs
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, inp)| features[inp.feature].model_name.contains(needle))
+                        .map(|(i, _)| i)
+                        .collect();
+                    match hits[..] {
+                        [i] => Ok(i),
+                        [] => Err(format!(
+                            "chroma_correction_parameter needs a feature whose name contains {needle:?}"
+                        )),
+                        _ => Err(format!(
+                            "chroma_correction_parameter: more than one feature name contains {needle:?}"
+                        )),
+                    }
+                };
+                Some(ChromaCorrection {
+                    parameter: p,
+                    guiding: find("adm3")?,
+                    guided: find("speed_chroma")?,
+                })
+            }
+        };
 
         let clip = match d.score_clip {
             None => None,
@@ -689,6 +849,7 @@ impl SubModel {
             inputs,
             clip,
             transform,
+            chroma_correction,
             svm,
         })
     }
@@ -841,7 +1002,8 @@ mod tests {
         for name in BUILTIN_MODELS {
             let m = Model::builtin(name).unwrap();
             assert_eq!(m.name(), "vmaf");
-            assert_eq!(m.features().len(), 6, "{name}");
+            let want = if name.starts_with("vmaf_v1") { 4 } else { 6 };
+            assert_eq!(m.features().len(), want, "{name}");
             assert_eq!(m.is_collection(), name == "vmaf_b_v0.6.3");
         }
         let b = Model::builtin("vmaf_b_v0.6.3").unwrap();
@@ -863,6 +1025,87 @@ mod tests {
             ]
         );
         assert_eq!(n.extractor_configs().len(), 3);
+    }
+
+    #[test]
+    fn v1_feature_names_and_overloads() {
+        let names =
+            |m: &Model| -> Vec<String> { m.features().iter().map(|f| f.name.clone()).collect() };
+        let m = Model::builtin("vmaf_v1.0.16_3d0h_2160").unwrap();
+        assert_eq!(
+            names(&m),
+            [
+                "cambi_hrs_1080_cmxv_17_vlt_0.06",
+                "speed_chroma_uv_mxv_45_nnf_0.1_ps_0.5_psm_bilinear_snn_0.19_wvm_5",
+                "integer_adm3_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02_rdh_2160",
+                "integer_motion3_mmxv_18",
+            ]
+        );
+        let m = Model::builtin("vmaf_v1.0.16_hfr_1d5h_2160").unwrap();
+        assert_eq!(m.features()[3].name, "integer_motion3_mffw_mmxv_18_mma");
+        assert_eq!(
+            m.features()[2].name,
+            "integer_adm3_csf_2_dlmw_0.7_egl_1_min_0.5_nw_0.02_nvd_1.5_rdh_2160"
+        );
+        // libvmaf's overloads: numbers normalised, merged over the model's options.
+        let o =
+            FeatureOverload::parse_list("cambi.enc_bitdepth=8.0: cambi.enc_width=1280").unwrap();
+        assert_eq!(o.len(), 2);
+        let m = Model::builtin_with("vmaf_v1.0.16_3d0h", &o).unwrap();
+        // Sorted by option name: cambi_high_res_speedup, cambi_max_val, ..., enc_width.
+        assert_eq!(
+            m.features()[0].name,
+            "cambi_hrs_1080_cmxv_17_vlt_0.06_encbd_8_encw_1280"
+        );
+        let ExtractorOptions::Cambi(c) = &m.features()[0].options else {
+            panic!("not cambi")
+        };
+        assert_eq!(
+            (c.enc_bitdepth, c.enc_width, c.high_res_speedup),
+            (8, 1280, 1080)
+        );
+        // An overload for an extractor the model does not use changes nothing.
+        let o = FeatureOverload::parse_list("vif.vif_enhn_gain_limit=1").unwrap();
+        assert_eq!(
+            Model::builtin_with("vmaf_v1.0.16_3d0h", &o).unwrap(),
+            Model::builtin("vmaf_v1.0.16_3d0h").unwrap()
+        );
+        // Bad overloads are errors naming the part.
+        for bad in [
+            "cambi",
+            "cambi=1",
+            "nope.x=1",
+            "cambi.enc_bitdepth=",
+            ".x=1",
+        ] {
+            let e = FeatureOverload::parse_list(bad).unwrap_err().to_string();
+            assert!(e.contains(bad.split(':').next().unwrap()), "{bad}: {e}");
+        }
+        let o = FeatureOverload::parse_list("cambi.enc_bitdepth=99").unwrap();
+        let e = Model::builtin_with("vmaf_v1.0.16_3d0h", &o)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("enc_bitdepth"), "{e}");
+        assert!(FeatureOverload::parse_list("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn chroma_correction_is_refused_where_libvmaf_misbehaves() {
+        let mut v: serde_json::Value =
+            serde_json::from_str(builtin_json("vmaf_v1.0.16_3d0h").unwrap()).unwrap();
+        let load = |v: &serde_json::Value| Model::from_json(&v.to_string());
+        assert!(load(&v).is_ok());
+        v["model_dict"]["chroma_correction_parameter"] = serde_json::json!(0.0);
+        assert!(
+            load(&v)
+                .unwrap_err()
+                .to_string()
+                .contains("chroma_correction_parameter 0")
+        );
+        v["model_dict"]["chroma_correction_parameter"] = serde_json::json!(120.0);
+        // No adm3 input: replace it by adm2.
+        v["model_dict"]["feature_names"][2] = serde_json::json!("VMAF_integer_feature_adm2_score");
+        assert!(load(&v).unwrap_err().to_string().contains("adm3"));
     }
 
     #[test]

@@ -67,6 +67,9 @@ struct Settings {
     sync: Sync,
     window: u32,
     companions: engine::Companions,
+    /// libvmaf's model feature overloads, `cambi.enc_bitdepth=8:...`.
+    model_params: String,
+    extras: engine::Extras,
 }
 
 impl Default for Settings {
@@ -88,6 +91,8 @@ impl Default for Settings {
             sync: Sync::default(),
             companions: engine::Companions::default(),
             window: DEFAULT_WINDOW,
+            model_params: String::new(),
+            extras: engine::Extras::default(),
         }
     }
 }
@@ -170,6 +175,9 @@ struct State {
     /// pipeline then waits for it after each push.
     on_device: bool,
     model_name: String,
+    /// The model or a standalone metric reads chroma (VMAF v1's SpEED chroma): GRAY caps are
+    /// refused when they arrive.
+    needs_chroma: bool,
     /// Caps of each sink pad, updated when the pad's caps event is processed, i.e. in stream
     /// order with its buffers (the pads' sticky caps may already be ahead of their queues).
     ref_caps: Option<(gst::Caps, gst_video::VideoInfo)>,
@@ -406,6 +414,45 @@ impl ObjectImpl for VmafGpu {
                     .default_value(DEFAULT_COMPANION)
                     .mutable_ready()
                     .build(),
+                glib::ParamSpecString::builder("model-params")
+                    .nick("Model parameters")
+                    .blurb(
+                        "libvmaf's model feature overloads, as after version=... in vmaf -m: \
+                         <feature>.<option>=<value> separated by ':', e.g. \
+                         cambi.enc_width=1280:cambi.enc_height=720:cambi.enc_bitdepth=8 \
+                         (VMAF v1 measured at 10 bits for an 8-bit encode: cambi.enc_bitdepth=8)",
+                    )
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecBoolean::builder("cambi")
+                    .nick("CAMBI")
+                    .blurb(
+                        "Also compute CAMBI with libvmaf's default options (libvmaf cambi, banding \
+                         of the distorted picture): metric cambi; frames of at least 216 pixels \
+                         in one dimension",
+                    )
+                    .default_value(DEFAULT_COMPANION)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecBoolean::builder("speed-chroma")
+                    .nick("SpEED chroma")
+                    .blurb(
+                        "Also compute SpEED chroma with libvmaf's default options (libvmaf \
+                         speed_chroma): metrics speed_chroma_u, speed_chroma_v, speed_chroma_uv; \
+                         needs chroma",
+                    )
+                    .default_value(DEFAULT_COMPANION)
+                    .mutable_ready()
+                    .build(),
+                glib::ParamSpecBoolean::builder("speed-temporal")
+                    .nick("SpEED temporal")
+                    .blurb(
+                        "Also compute SpEED temporal with libvmaf's default options (libvmaf \
+                         speed_temporal): metric speed_temporal",
+                    )
+                    .default_value(DEFAULT_COMPANION)
+                    .mutable_ready()
+                    .build(),
             ]
         });
         PROPERTIES.as_ref()
@@ -440,6 +487,17 @@ impl ObjectImpl for VmafGpu {
             "ms-ssim" => s.companions.ms_ssim = value.get().expect("type checked upstream"),
             "ciede" => s.companions.ciede = value.get().expect("type checked upstream"),
             "psnr-hvs" => s.companions.psnr_hvs = value.get().expect("type checked upstream"),
+            "model-params" => {
+                s.model_params = value
+                    .get::<Option<String>>()
+                    .expect("type checked upstream")
+                    .unwrap_or_default()
+            }
+            "cambi" => s.extras.cambi = value.get().expect("type checked upstream"),
+            "speed-chroma" => s.extras.speed_chroma = value.get().expect("type checked upstream"),
+            "speed-temporal" => {
+                s.extras.speed_temporal = value.get().expect("type checked upstream")
+            }
             _ => unimplemented!(),
         }
         gst::info!(CAT, imp = self, "{name} set to {:?}", value);
@@ -468,6 +526,10 @@ impl ObjectImpl for VmafGpu {
             "ms-ssim" => s.companions.ms_ssim.to_value(),
             "ciede" => s.companions.ciede.to_value(),
             "psnr-hvs" => s.companions.psnr_hvs.to_value(),
+            "model-params" => s.model_params.to_value(),
+            "cambi" => s.extras.cambi.to_value(),
+            "speed-chroma" => s.extras.speed_chroma.to_value(),
+            "speed-temporal" => s.extras.speed_temporal.to_value(),
             _ => unimplemented!(),
         }
     }
@@ -612,6 +674,13 @@ impl VmafGpu {
                 )
             ));
         };
+        let model_params =
+            crate::model::FeatureOverload::parse_list(&s.model_params).map_err(|e| {
+                gst::error_msg!(
+                    gst::LibraryError::Settings,
+                    ("model-params '{}': {}", s.model_params, e)
+                )
+            })?;
         Ok(engine::ScorerConfig {
             model,
             disable_clip: s.disable_clip,
@@ -621,6 +690,8 @@ impl VmafGpu {
             backend: s.backend.engine_kind(),
             device_id: s.device_id,
             companions: s.companions,
+            model_params,
+            extras: s.extras,
         })
     }
 
@@ -1186,6 +1257,7 @@ impl AggregatorImpl for VmafGpu {
         let backend_name = scorer.backend_name().to_string();
         let on_device = scorer.computes_on_device();
         let model_name = scorer.model_name().to_string();
+        let needs_chroma = scorer.needs_chroma();
         let host_planes = scorer.takes_host_planes();
         let host_chroma = scorer.wants_host_chroma();
         // VMAFGPU_HOST_MSB=0: P010 takes the copy route (shifted here), for measurements.
@@ -1221,6 +1293,7 @@ impl AggregatorImpl for VmafGpu {
             backend_name,
             on_device,
             model_name,
+            needs_chroma,
             ref_caps: None,
             dist_caps: None,
             geometry: None,
@@ -1429,6 +1502,19 @@ impl AggregatorImpl for VmafGpu {
                     let Some(state) = guard.as_mut() else {
                         return false;
                     };
+                    if state.needs_chroma && info.format_info().is_gray() {
+                        let msg = format!(
+                            "{}: {} is luma only, and the model '{}' (or speed-chroma) needs \
+                             the chroma planes (VMAF v1 uses SpEED chroma); give it YUV",
+                            self.pad_name(is_ref),
+                            info.format().to_str(),
+                            state.settings.model_filename
+                        );
+                        drop(guard);
+                        gst::error!(CAT, obj = pad, "{msg}");
+                        gst::element_imp_error!(self, gst::CoreError::Negotiation, ("{}", msg));
+                        return false;
+                    }
                     let slot = if is_ref {
                         &mut state.ref_caps
                     } else {
