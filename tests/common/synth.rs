@@ -427,7 +427,7 @@ impl Spec {
                         let p = (ax * x as i64 + ay * y as i64 + 3 * t as i64) % period;
                         let v = clamp((base + span * p / period) >> shift16);
                         let vq = (v as i64 >> dis_shift) << dis_shift;
-                        if ((x / 24) * 7 + (y / 24) * 3 + self.seed as usize) % 5 == 0 {
+                        if ((x / 24) * 7 + (y / 24) * 3 + self.seed as usize).is_multiple_of(5) {
                             r.push(clamp(v as i64 + rng.signed(noise)));
                             d.push(clamp(vq + rng.signed(noise)));
                         } else {
