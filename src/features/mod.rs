@@ -11,12 +11,14 @@
 //! 8-bit content is widened to `u16` but still follows libvmaf's 8-bit arithmetic.
 
 pub mod adm;
+pub mod cambi;
 pub mod ciede;
 pub mod isa;
 pub mod motion;
 pub mod ms_ssim;
 pub mod psnr;
 pub mod psnr_hvs;
+pub mod speed;
 pub mod ssim;
 pub mod vif;
 

@@ -1,0 +1,1901 @@
+//! SpEED chroma (`speed_chroma`) and SpEED temporal (`speed_temporal`), as libvmaf 3.2.0's plain C
+//! path computes them, bit for bit.
+//!
+//! Sources (libvmaf 3.2.0, `libvmaf/src/feature/`): `speed.c` (both extractors, their options, the
+//! per-plane pipeline `filter_and_downscale`, `est_params`, the small dense linear algebra and
+//! `get_speed_score`), `vif_tools.c` (the Gaussian kernels, `vif_filter1d_s`, `vif_dec16_s`, the
+//! prescalers nearest / bilinear / bicubic / lanczos4) and `picture_copy.c` (samples to float).
+//!
+//! Per plane, ref and dis separately:
+//! 1. samples to float: `x - 128` (8 bits), `x/4 - 128` (10), `x/16 - 128` (12), `x/256 - 128` (16);
+//! 2. optional prescale (`speed_prescale` not within 1e-3 of 1);
+//! 3. a Gaussian anti-alias filter (9 taps at kernel scale 1), separable, mirrored borders,
+//!    then decimation by 16. Decimation keeps one sample in 256, so only those are computed here
+//!    (vertical pass on the kept rows, for the columns the kept horizontal taps read; horizontal
+//!    pass at the kept columns), each in the C's tap order and types: the values are identical to
+//!    filtering the whole frame;
+//! 4. a small Gaussian (3 taps at kernel scale 1) on the decimated image, subtracted from it;
+//! 5. `est_params` on the operating image truncated to multiples of 5: the 25 means and the
+//!    25x25 covariance matrix of the 5x5 shifted sub-images, its eigenvalues (Householder
+//!    tridiagonalisation + implicit QR, float), a Householder-QR solve, per 5x5 block the variance
+//!    and the entropy. An eigenvalue below 1e-6 (or a QR pivot below 1e-6) makes the side
+//!    "singular": its solution is zeroed.
+//!
+//! Then the score: the mean over blocks of `|ent_ref*log2(1+var_ref) - ent_dis*log2(1+w(var))|`.
+//!
+//! There is no integer accumulator in this module: everything is float or double, as in the C.
+
+use std::f64::consts::{E, PI};
+
+use crate::error::{Error, Result};
+use crate::picture::Plane;
+
+/// libvmaf's feature name of the chroma extractor.
+pub const CHROMA_METRIC: &str = "speed_chroma";
+/// libvmaf's feature name of the temporal extractor.
+pub const TEMPORAL_METRIC: &str = "speed_temporal";
+
+/// `NUM_SCALES` (speed.c): decimation by `1 << 4`.
+const NUM_SCALES: u32 = 4;
+/// `DEFAULT_BLOCK_SIZE` (speed.c).
+const BLOCK: usize = 5;
+/// `elements_in_block`: `BLOCK * BLOCK`.
+const EIB: usize = BLOCK * BLOCK;
+/// `EIGENVALUE_EPS` (speed.c).
+const EIGENVALUE_EPS: f64 = 1e-6;
+/// `EIGENVALUE_MAX_ITERS` (speed.c).
+const EIGENVALUE_MAX_ITERS: usize = 500;
+
+/// `valid_kernelscales` (vif_tools.h), as the float values the C table holds.
+const VALID_KERNELSCALES: [f32; 21] = [
+    1.0,
+    1.0 / 2.0,
+    3.0 / 2.0,
+    2.0,
+    2.0 / 3.0,
+    24.0 / 10.0,
+    360.0 / 97.0,
+    4.0 / 3.0,
+    3.5 / 3.0,
+    3.75 / 3.0,
+    4.25 / 3.0,
+    5.0 / 3.0,
+    3.0,
+    1.0 / 2.25,
+    1.4746,
+    1.54,
+    1.6,
+    1.06667,
+    0.711111,
+    0.740740,
+    1.111111,
+];
+
+/// `speed_prescale_method` (a string option in libvmaf).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PrescaleMethod {
+    #[default]
+    Nearest,
+    Bilinear,
+    Bicubic,
+    Lanczos4,
+}
+
+impl PrescaleMethod {
+    /// libvmaf's strings (`vif_get_scaling_method`, exact match).
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "nearest" => Some(PrescaleMethod::Nearest),
+            "bilinear" => Some(PrescaleMethod::Bilinear),
+            "bicubic" => Some(PrescaleMethod::Bicubic),
+            "lanczos4" => Some(PrescaleMethod::Lanczos4),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PrescaleMethod::Nearest => "nearest",
+            PrescaleMethod::Bilinear => "bilinear",
+            PrescaleMethod::Bicubic => "bicubic",
+            PrescaleMethod::Lanczos4 => "lanczos4",
+        }
+    }
+}
+
+/// The options of libvmaf's `speed_chroma` (speed.c `options_chroma`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpeedChromaParams {
+    /// `speed_kernelscale` (ks): 0.1..=4.0 and one of the valid VIF kernel scales; default 1.0.
+    pub kernelscale: f64,
+    /// `speed_prescale` (ps): 0.1..=4.0; default 1.0 (no prescale within 1e-3 of 1).
+    pub prescale: f64,
+    /// `speed_prescale_method` (psm); default nearest.
+    pub prescale_method: PrescaleMethod,
+    /// `speed_sigma_nn` (snn): 0.1..=2.0; default 0.29.
+    pub sigma_nn: f64,
+    /// `speed_nn_floor` (nnf): 0.0..=1.0; default 0.0.
+    pub nn_floor: f64,
+    /// `speed_max_val` (mxv): 0.0..=1000.0; default 1000. The reported scores are `MIN(s, mxv)`.
+    pub max_val: f64,
+    /// `speed_weight_var_mode` (wvm): 0..=6; default 0.
+    pub weight_var_mode: i32,
+}
+
+/// speed.c `DEFAULT_SPEED_*`.
+const DEFAULT_KERNELSCALE: f64 = 1.0;
+const DEFAULT_PRESCALE: f64 = 1.0;
+const DEFAULT_SIGMA_NN: f64 = 0.29;
+const DEFAULT_NN_FLOOR: f64 = 0.0;
+const DEFAULT_MAX_VAL: f64 = 1000.0;
+
+impl Default for SpeedChromaParams {
+    fn default() -> Self {
+        SpeedChromaParams {
+            kernelscale: DEFAULT_KERNELSCALE,
+            prescale: DEFAULT_PRESCALE,
+            prescale_method: PrescaleMethod::Nearest,
+            sigma_nn: DEFAULT_SIGMA_NN,
+            nn_floor: DEFAULT_NN_FLOOR,
+            max_val: DEFAULT_MAX_VAL,
+            weight_var_mode: 0,
+        }
+    }
+}
+
+/// The options of libvmaf's `speed_temporal` (speed.c `options`). It has no
+/// `speed_weight_var_mode` (mode 0 always applies) and never applies `speed_max_val`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpeedTemporalParams {
+    /// `speed_kernelscale` (ks), as for chroma.
+    pub kernelscale: f64,
+    /// `speed_prescale` (ps), as for chroma (but see [`SpeedTemporal::new`]).
+    pub prescale: f64,
+    /// `speed_prescale_method` (psm).
+    pub prescale_method: PrescaleMethod,
+    /// `speed_sigma_nn` (snn).
+    pub sigma_nn: f64,
+    /// `speed_nn_floor` (nnf).
+    pub nn_floor: f64,
+    /// `speed_max_val` (mxv): 0.0..=1000.0; validated and part of the feature name, but libvmaf's
+    /// temporal extractor never applies it.
+    pub max_val: f64,
+    /// `speed_use_ref_diff` (urd, bool): the distorted difference is `prev_dis - cur_ref`
+    /// instead of `prev_dis - cur_dis`.
+    pub use_ref_diff: bool,
+}
+
+impl Default for SpeedTemporalParams {
+    fn default() -> Self {
+        SpeedTemporalParams {
+            kernelscale: DEFAULT_KERNELSCALE,
+            prescale: DEFAULT_PRESCALE,
+            prescale_method: PrescaleMethod::Nearest,
+            sigma_nn: DEFAULT_SIGMA_NN,
+            nn_floor: DEFAULT_NN_FLOOR,
+            max_val: DEFAULT_MAX_VAL,
+            use_ref_diff: false,
+        }
+    }
+}
+
+/// libvmaf's option ranges (opt.c: inclusive; NaN is refused here) and `vif_validate_kernelscale`
+/// (speed_init fails on a kernel scale outside the table, and libvmaf then crashes).
+fn validate_common(
+    metric: &str,
+    kernelscale: f64,
+    prescale: f64,
+    sigma_nn: f64,
+    nn_floor: f64,
+    max_val: f64,
+) -> Result<()> {
+    let range = |name: &str, v: f64, lo: f64, hi: f64| -> Result<()> {
+        if (lo..=hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(Error::Model(format!(
+                "{metric}: {name} {v} is outside libvmaf's range {lo} to {hi}"
+            )))
+        }
+    };
+    range("speed_kernelscale", kernelscale, 0.1, 4.0)?;
+    range("speed_prescale", prescale, 0.1, 4.0)?;
+    range("speed_sigma_nn", sigma_nn, 0.1, 2.0)?;
+    range("speed_nn_floor", nn_floor, 0.0, 1.0)?;
+    range("speed_max_val", max_val, 0.0, 1000.0)?;
+    if !valid_kernelscale(kernelscale as f32) {
+        return Err(Error::Model(format!(
+            "{metric}: speed_kernelscale {kernelscale} is not one of libvmaf's valid kernel scales \
+             (vif_tools.h valid_kernelscales)"
+        )));
+    }
+    Ok(())
+}
+
+/// `vif_validate_kernelscale`: within 1e-3 of a table entry, in float.
+fn valid_kernelscale(ks: f32) -> bool {
+    VALID_KERNELSCALES
+        .iter()
+        .any(|&v| (((ks - v).abs()) as f64) < 1e-3)
+}
+
+impl SpeedChromaParams {
+    pub fn validate(&self) -> Result<()> {
+        validate_common(
+            CHROMA_METRIC,
+            self.kernelscale,
+            self.prescale,
+            self.sigma_nn,
+            self.nn_floor,
+            self.max_val,
+        )?;
+        if !(0..=6).contains(&self.weight_var_mode) {
+            return Err(Error::Model(format!(
+                "{CHROMA_METRIC}: speed_weight_var_mode {} is outside libvmaf's range 0 to 6",
+                self.weight_var_mode
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl SpeedTemporalParams {
+    pub fn validate(&self) -> Result<()> {
+        validate_common(
+            TEMPORAL_METRIC,
+            self.kernelscale,
+            self.prescale,
+            self.sigma_nn,
+            self.nn_floor,
+            self.max_val,
+        )
+    }
+}
+
+/// The three chroma scores as libvmaf reports them (the f64 of what `extract_chroma` appends:
+/// `MIN(score, speed_max_val)`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SpeedChromaScores {
+    pub u: f64,
+    pub v: f64,
+    pub uv: f64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gaussian kernels (vif_tools.c)
+
+/// `round_up_to_odd`.
+fn round_up_to_odd(f: f32) -> i32 {
+    let ceiling = (f as f64).ceil() as i32;
+    if ceiling % 2 == 0 {
+        ceiling + 1
+    } else {
+        ceiling
+    }
+}
+
+/// `vif_get_filter_size(scale, kernelscale)`.
+fn filter_size(scale: u32, kernelscale: f32) -> usize {
+    let n = (1i32 << (4 - scale)) + 1;
+    round_up_to_odd(n as f32 * kernelscale).max(3) as usize
+}
+
+/// `get_gaussian_pdf`.
+fn gaussian_pdf(x: f32, mean: f32, stdev: f32) -> f32 {
+    let xm = (x - mean) as f64;
+    let sd = stdev as f64;
+    let num = ((-0.5 * xm / sd * xm / sd).exp()) as f32;
+    let den = (1.0 / (sd * (2.0 * PI).sqrt())) as f32;
+    num / den
+}
+
+/// `get_1d_gaussian_kernel`.
+fn gaussian_kernel(size: usize, stdev: f32) -> Vec<f32> {
+    let k = (size as i32 - 1) / 2;
+    let mut out: Vec<f32> = (0..size as i32)
+        .map(|i| gaussian_pdf((i - k) as f32, 0.0, stdev))
+        .collect();
+    let mut sum = 0.0f32;
+    for &o in &out {
+        sum += o;
+    }
+    for o in &mut out {
+        *o /= sum;
+    }
+    out
+}
+
+/// `speed_get_antialias_filter(out, NUM_SCALES, kernelscale)`: the scale-1 size with sigma
+/// `sqrt(4) * size / 5`.
+fn antialias_filter(kernelscale: f32) -> Vec<f32> {
+    let size = filter_size(1, kernelscale);
+    let stdev = ((NUM_SCALES as f64).sqrt() * size as f64 / 5.0) as f32;
+    gaussian_kernel(size, stdev)
+}
+
+/// `vif_get_filter(out, NUM_SCALES, kernelscale)`.
+fn small_filter(kernelscale: f32) -> Vec<f32> {
+    let size = filter_size(NUM_SCALES, kernelscale);
+    gaussian_kernel(size, size as f32 / 5.0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Separable filter (vif_filter1d_s) and its mirrored taps
+
+/// The mirrored index `vif_filter1d_s` reads for tap position `i` in a dimension of `n`:
+/// `-i` below 0, `2n - i - 2` from `n` on. `None` if even that is outside (a dimension too small
+/// for the filter; the callers refuse those sizes first).
+fn mirror_tap(i: isize, n: usize) -> Option<usize> {
+    let n = n as isize;
+    let m = if i < 0 {
+        -i
+    } else if i >= n {
+        2 * n - i - 2
+    } else {
+        i
+    };
+    if (0..n).contains(&m) {
+        Some(m as usize)
+    } else {
+        None
+    }
+}
+
+/// For each position `p` in `positions`, the `fw` mirrored source indices of its taps
+/// (`p - fw/2 + t`), flattened.
+fn tap_table(
+    metric: &'static str,
+    positions: impl Iterator<Item = usize>,
+    n: usize,
+    fw: usize,
+) -> Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for p in positions {
+        for t in 0..fw {
+            let i = p as isize - (fw / 2) as isize + t as isize;
+            out.push(mirror_tap(i, n).ok_or_else(|| Error::Unsupported {
+                metric,
+                reason: format!("a dimension of {n} is too small for the {fw}-tap filter"),
+            })?);
+        }
+    }
+    Ok(out)
+}
+
+/// `vif_filter1d_s` (the C fallback) on a `w` x `h` image with row stride `stride`: for each
+/// row, the vertical pass over all columns, then the horizontal pass; float accumulation in tap
+/// order. Output compact (stride `w`).
+fn filter1d_full(
+    metric: &'static str,
+    taps: &[f32],
+    src: &[f32],
+    w: usize,
+    h: usize,
+    stride: usize,
+) -> Result<Vec<f32>> {
+    let fw = taps.len();
+    let rows = tap_table(metric, 0..h, h, fw)?;
+    let cols = tap_table(metric, 0..w, w, fw)?;
+    let mut tmp = vec![0.0f32; w];
+    let mut dst = vec![0.0f32; w * h];
+    for i in 0..h {
+        let ri = &rows[i * fw..(i + 1) * fw];
+        for (j, t) in tmp.iter_mut().enumerate() {
+            let mut accum = 0.0f32;
+            for (&f, &ii) in taps.iter().zip(ri) {
+                accum += f * src[ii * stride + j];
+            }
+            *t = accum;
+        }
+        let drow = &mut dst[i * w..(i + 1) * w];
+        for (j, d) in drow.iter_mut().enumerate() {
+            let cj = &cols[j * fw..(j + 1) * fw];
+            let mut accum = 0.0f32;
+            for (&f, &jj) in taps.iter().zip(cj) {
+                accum += f * tmp[jj];
+            }
+            *d = accum;
+        }
+    }
+    Ok(dst)
+}
+
+/// The anti-alias filter followed by `vif_dec16_s`, computing only the samples decimation keeps:
+/// output `(a, b)` is the filtered sample at `(16a, 16b)` of the `w` x `h` image.
+#[derive(Debug)]
+struct SampledFilter {
+    taps: Vec<f32>,
+    /// For each kept row `a`, the source rows of its vertical taps (mirrored in `h`).
+    rows: Vec<usize>,
+    /// The distinct source columns the kept horizontal taps read, ascending.
+    needed: Vec<usize>,
+    /// For each kept column `b`, its horizontal taps as positions in `needed`.
+    cols: Vec<usize>,
+    out_w: usize,
+    out_h: usize,
+}
+
+impl SampledFilter {
+    fn new(metric: &'static str, taps: Vec<f32>, w: usize, h: usize) -> Result<Self> {
+        let fw = taps.len();
+        let (out_w, out_h) = (w / 16, h / 16);
+        let rows = tap_table(metric, (0..out_h).map(|a| a * 16), h, fw)?;
+        let src_cols = tap_table(metric, (0..out_w).map(|b| b * 16), w, fw)?;
+        let mut used = vec![false; w];
+        for &c in &src_cols {
+            used[c] = true;
+        }
+        let needed: Vec<usize> = (0..w).filter(|&c| used[c]).collect();
+        let mut pos = vec![0usize; w];
+        for (k, &c) in needed.iter().enumerate() {
+            pos[c] = k;
+        }
+        let cols = src_cols.iter().map(|&c| pos[c]).collect();
+        Ok(SampledFilter {
+            taps,
+            rows,
+            needed,
+            cols,
+            out_w,
+            out_h,
+        })
+    }
+
+    /// The filtered and decimated image (compact, `out_w` x `out_h`) of `src` (row stride
+    /// `stride`, at least the `w` x `h` of construction).
+    fn apply(&self, src: &[f32], stride: usize) -> Vec<f32> {
+        let fw = self.taps.len();
+        let mut vert = vec![0.0f32; self.needed.len()];
+        let mut out = vec![0.0f32; self.out_w * self.out_h];
+        for a in 0..self.out_h {
+            // Vertical pass (the C's `accum`, from 0, one tap after another) at the needed columns.
+            vert.fill(0.0);
+            for (&f, &ii) in self.taps.iter().zip(&self.rows[a * fw..(a + 1) * fw]) {
+                let row = &src[ii * stride..];
+                for (v, &c) in vert.iter_mut().zip(&self.needed) {
+                    *v += f * row[c];
+                }
+            }
+            // Horizontal pass at the kept columns.
+            for b in 0..self.out_w {
+                let mut accum = 0.0f32;
+                for (&f, &k) in self.taps.iter().zip(&self.cols[b * fw..(b + 1) * fw]) {
+                    accum += f * vert[k];
+                }
+                out[a * self.out_w + b] = accum;
+            }
+        }
+        out
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prescalers (vif_tools.c)
+
+/// `mirror(float i, float left, float right)`.
+fn mirror_f(i: f32, left: f32, right: f32) -> f32 {
+    if i < left {
+        -i
+    } else if i > right {
+        2.0 * right - i
+    } else {
+        i
+    }
+}
+
+/// A mirrored float position converted to an index as C's `int` conversion does, checked.
+fn mirrored_index(i: f32, n: usize) -> Result<usize> {
+    let m = mirror_f(i, 0.0, (n as i32 - 1) as f32) as i32;
+    if m >= 0 && (m as usize) < n {
+        Ok(m as usize)
+    } else {
+        Err(Error::Unsupported {
+            metric: "speed",
+            reason: format!("prescale reads position {m} outside a dimension of {n}"),
+        })
+    }
+}
+
+#[derive(Debug)]
+enum Prescaler {
+    /// Input and output sizes equal: libvmaf copies the frame.
+    Identity,
+    Nearest,
+    /// With the column table of `vif_scale_frame_bilinear_precompute_columns_s`.
+    Bilinear {
+        x1a: Vec<usize>,
+        x2a: Vec<usize>,
+        dxa: Vec<f32>,
+    },
+    Bicubic,
+    Lanczos4,
+}
+
+/// `(c + 0.5) * ratio - 0.5` in double, stored as float.
+fn src_pos(c: usize, ratio: f32) -> f32 {
+    ((c as f64 + 0.5) * ratio as f64 - 0.5) as f32
+}
+
+/// `bicubic_kernel`.
+fn bicubic_kernel(t: f32) -> f32 {
+    let a = -0.75f32;
+    let t = if t < 0.0 { -t } else { t };
+    if t < 1.0 {
+        return ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0;
+    }
+    if t < 2.0 {
+        return (((t - 5.0) * t + 8.0) * t - 4.0) * a;
+    }
+    0.0
+}
+
+/// `lanczos4_kernel`.
+fn lanczos4_kernel(x: f32, a: f32) -> f32 {
+    if x as f64 == 0.0 {
+        return 1.0;
+    }
+    if x > -a && x < a {
+        let (xd, ad) = (x as f64, a as f64);
+        return (ad * (PI * xd).sin() * (PI * xd / ad).sin() / (PI * PI * xd * xd)) as f32;
+    }
+    0.0
+}
+
+impl Prescaler {
+    fn new(method: PrescaleMethod, sw: usize, sh: usize, dw: usize, dh: usize) -> Result<Self> {
+        if sw == dw && sh == dh {
+            return Ok(Prescaler::Identity);
+        }
+        Ok(match method {
+            PrescaleMethod::Nearest => Prescaler::Nearest,
+            PrescaleMethod::Bicubic => Prescaler::Bicubic,
+            PrescaleMethod::Lanczos4 => Prescaler::Lanczos4,
+            PrescaleMethod::Bilinear => {
+                let ratio_x = sw as f32 / dw as f32;
+                let mut x1a = Vec::with_capacity(dw);
+                let mut x2a = Vec::with_capacity(dw);
+                let mut dxa = Vec::with_capacity(dw);
+                for x in 0..dw {
+                    let xx = src_pos(x, ratio_x);
+                    let x1 = mirrored_index((xx as f64).floor() as f32, sw)?;
+                    let x2 = mirrored_index((xx as f64).ceil() as f32, sw)?;
+                    x1a.push(x1);
+                    x2a.push(x2);
+                    dxa.push(xx - x1 as i32 as f32);
+                }
+                Prescaler::Bilinear { x1a, x2a, dxa }
+            }
+        })
+    }
+
+    /// The `dw` x `dh` scaled image (compact) of the compact `sw` x `sh` image `src`.
+    fn apply(&self, src: &[f32], sw: usize, sh: usize, dw: usize, dh: usize) -> Result<Vec<f32>> {
+        let ratio_x = sw as f32 / dw as f32;
+        let ratio_y = sh as f32 / dh as f32;
+        let mut dst = Vec::with_capacity(dw * dh);
+        match self {
+            Prescaler::Identity => dst.extend_from_slice(&src[..sw * sh]),
+            Prescaler::Nearest => {
+                for y in 0..dh {
+                    let ry = (y as f32 * ratio_y) as i32 as usize;
+                    for x in 0..dw {
+                        let rx = (x as f32 * ratio_x) as i32 as usize;
+                        let v = src.get(ry * sw + rx).filter(|_| rx < sw).ok_or_else(|| {
+                            Error::Unsupported {
+                                metric: "speed",
+                                reason: format!("nearest prescale reads ({rx}, {ry}) outside"),
+                            }
+                        })?;
+                        dst.push(*v);
+                    }
+                }
+            }
+            Prescaler::Bilinear { x1a, x2a, dxa } => {
+                for y in 0..dh {
+                    let yy = src_pos(y, ratio_y);
+                    let y1 = mirrored_index((yy as f64).floor() as f32, sh)?;
+                    let y2 = mirrored_index((yy as f64).ceil() as f32, sh)?;
+                    let dy = yy - y1 as i32 as f32;
+                    let r1 = &src[y1 * sw..(y1 + 1) * sw];
+                    let r2 = &src[y2 * sw..(y2 + 1) * sw];
+                    for ((&x1, &x2), &dx) in x1a.iter().zip(x2a).zip(dxa) {
+                        dst.push(
+                            (1.0 - dy) * (1.0 - dx) * r1[x1]
+                                + (1.0 - dy) * dx * r1[x2]
+                                + dy * (1.0 - dx) * r2[x1]
+                                + dy * dx * r2[x2],
+                        );
+                    }
+                }
+            }
+            Prescaler::Bicubic => {
+                for y in 0..dh {
+                    let yy = src_pos(y, ratio_y);
+                    let y0 = (yy as f64).floor() as i32;
+                    let dy = yy - y0 as f32;
+                    let mut wy = [0.0f32; 4];
+                    let mut ys = [0usize; 4];
+                    for j in -1i32..=2 {
+                        wy[(j + 1) as usize] = bicubic_kernel(j as f32 - dy);
+                        ys[(j + 1) as usize] = mirrored_index((y0 + j) as f32, sh)?;
+                    }
+                    for x in 0..dw {
+                        let xx = src_pos(x, ratio_x);
+                        let x0 = (xx as f64).floor() as i32;
+                        let dx = xx - x0 as f32;
+                        let mut wx = [0.0f32; 4];
+                        let mut xs = [0usize; 4];
+                        for i in -1i32..=2 {
+                            wx[(i + 1) as usize] = bicubic_kernel(i as f32 - dx);
+                            xs[(i + 1) as usize] = mirrored_index((x0 + i) as f32, sw)?;
+                        }
+                        let mut interp = 0.0f32;
+                        for j in 0..4 {
+                            for i in 0..4 {
+                                let weight = wx[i] * wy[j];
+                                interp += src[ys[j] * sw + xs[i]] * weight;
+                            }
+                        }
+                        dst.push(interp);
+                    }
+                }
+            }
+            Prescaler::Lanczos4 => {
+                const A: i32 = 4;
+                const N: usize = (2 * A + 1) as usize;
+                for y in 0..dh {
+                    let yy = src_pos(y, ratio_y);
+                    let y0 = (yy as f64).floor() as i32;
+                    let dy = yy - y0 as f32;
+                    let mut wy = [0.0f32; N];
+                    let mut ys = [0usize; N];
+                    for i in -A..=A {
+                        wy[(i + A) as usize] = lanczos4_kernel(i as f32 - dy, A as f32);
+                        ys[(i + A) as usize] = mirrored_index((y0 + i) as f32, sh)?;
+                    }
+                    for x in 0..dw {
+                        let xx = src_pos(x, ratio_x);
+                        let x0 = (xx as f64).floor() as i32;
+                        let dx = xx - x0 as f32;
+                        let mut wx = [0.0f32; N];
+                        let mut xs = [0usize; N];
+                        for i in -A..=A {
+                            wx[(i + A) as usize] = lanczos4_kernel(i as f32 - dx, A as f32);
+                            xs[(i + A) as usize] = mirrored_index((x0 + i) as f32, sw)?;
+                        }
+                        let mut value = 0.0f32;
+                        let mut weight_sum = 0.0f32;
+                        for iy in 0..N {
+                            for ix in 0..N {
+                                let weight = wx[ix] * wy[iy];
+                                weight_sum += weight;
+                                value += src[ys[iy] * sw + xs[ix]] * weight;
+                            }
+                        }
+                        dst.push(value / weight_sum);
+                    }
+                }
+            }
+        }
+        Ok(dst)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dense linear algebra on the 25x25 covariance matrix (speed.c), float throughout
+
+/// `get_sign`.
+fn sign(x: f32) -> i32 {
+    if x >= 0.0 { 1 } else { -1 }
+}
+
+/// `sqrt` of a float argument (promoted to double), stored as float.
+fn sqrtf_c(x: f32) -> f32 {
+    (x as f64).sqrt() as f32
+}
+
+/// `pythagoras`.
+fn pythagoras(x: f32, y: f32) -> f32 {
+    sqrtf_c(x * x + y * y)
+}
+
+/// `compute_column_norm`: the norm of `a[start_row..n][col]`.
+fn column_norm(a: &[f32], col: usize, start_row: usize, n: usize) -> f32 {
+    let mut norm = 0.0f32;
+    for i in start_row..n {
+        norm += a[i * n + col] * a[i * n + col];
+    }
+    sqrtf_c(norm)
+}
+
+/// `compute_householder_transform`.
+fn householder(a: &mut [f32], col: usize, start_row: usize, n: usize) -> f32 {
+    if n - start_row == 1 {
+        return 0.0;
+    }
+    let xnorm = column_norm(a, col, start_row + 1, n);
+    if xnorm == 0.0 {
+        return 0.0;
+    }
+    let alpha = a[start_row * n + col];
+    let beta = (-sign(alpha)) as f32 * pythagoras(alpha, xnorm);
+    let tau = (beta - alpha) / beta;
+    let s = alpha - beta;
+    if s != 0.0 {
+        for i in start_row..n {
+            a[i * n + col] /= s;
+        }
+        a[start_row * n + col] = beta;
+    }
+    tau
+}
+
+/// `convert_to_tridiagonal` (adapted gsl_linalg_symmtd_decomp): `a` is overwritten; returns the
+/// diagonal and the subdiagonal.
+fn tridiagonalize(a: &mut [f32], n: usize) -> (Vec<f32>, Vec<f32>) {
+    let mut v = vec![0.0f32; n];
+    let mut x = vec![0.0f32; n];
+    for i in 0..n.saturating_sub(2) {
+        let tau = householder(a, i, i + 1, n);
+        for j in i + 1..n {
+            v[j] = a[j * n + i];
+        }
+        if tau != 0.0 {
+            a[(i + 1) * n + i] = v[i + 1];
+            v[i + 1] = 1.0;
+            let start = i + 1;
+            // x = tau * A * v
+            for r in start..n {
+                x[r] = 0.0;
+                for c in start..n {
+                    x[r] += tau * a[r * n + c] * v[c];
+                }
+            }
+            // x -= 0.5 * tau * dot(x, v) * v
+            let mut xv = 0.0f32;
+            for r in start..n {
+                xv += x[r] * v[r];
+            }
+            let alpha = (-0.5 * tau as f64 * xv as f64) as f32;
+            for r in start..n {
+                x[r] += alpha * v[r];
+            }
+            // A -= x v' + v x'
+            for r in start..n {
+                for c in start..n {
+                    a[r * n + c] -= x[r] * v[c] + v[r] * x[c];
+                }
+            }
+        }
+    }
+    let d = (0..n).map(|i| a[i * n + i]).collect();
+    let sd = (0..n - 1).map(|i| a[(i + 1) * n + i]).collect();
+    (d, sd)
+}
+
+/// `chop_small_elements` on a block of `n`.
+fn chop_small_elements(d: &[f32], sd: &mut [f32], n: usize) {
+    for i in 0..n - 1 {
+        if ((sd[i].abs()) as f64) < EIGENVALUE_EPS * ((d[i].abs() + d[i + 1].abs()) as f64) {
+            sd[i] = 0.0;
+        }
+    }
+}
+
+/// `trailing_eigenvalue`.
+fn trailing_eigenvalue(d: &[f32], sd: &[f32], n: usize) -> f32 {
+    let ta = d[n - 2];
+    let tb = d[n - 1];
+    let tab = sd[n - 2];
+    let dt = ((ta - tb) as f64 / 2.0) as f32;
+    if dt > 0.0 {
+        tb - tab * (tab / (dt + pythagoras(dt, tab)))
+    } else if dt == 0.0 {
+        tb - tab.abs()
+    } else {
+        tb + tab * (tab / (-dt + pythagoras(dt, tab)))
+    }
+}
+
+/// `create_givens`: `(c, s)`.
+fn create_givens(a: f32, b: f32) -> (f32, f32) {
+    if b == 0.0 {
+        (1.0, 0.0)
+    } else if b.abs() > a.abs() {
+        let t = -a / b;
+        let s1 = (1.0 / ((1.0 + t * t) as f64).sqrt()) as f32;
+        (s1 * t, s1)
+    } else {
+        let t = -b / a;
+        let c1 = (1.0 / ((1.0 + t * t) as f64).sqrt()) as f32;
+        (c1, c1 * t)
+    }
+}
+
+/// `qr_step` on a block of `n` (`d` has `n` entries, `sd` `n - 1`).
+fn qr_step(d: &mut [f32], sd: &mut [f32], n: usize) {
+    let mut mu = trailing_eigenvalue(d, sd, n);
+    if EIGENVALUE_EPS * (mu.abs() as f64) > ((d[0].abs() + sd[0].abs()) as f64) {
+        mu = 0.0;
+    }
+    let mut x = d[0] - mu;
+    let mut z = sd[0];
+    let mut bk = 0.0f32;
+    let mut zk = 0.0f32;
+    let mut ap = d[0];
+    let mut bp = sd[0];
+    let mut aq = d[1];
+
+    if n == 2 {
+        let (c, s) = create_givens(x, z);
+        let ap1 = c * (c * ap - s * bp) + s * (s * aq - c * bp);
+        let bp1 = c * (s * ap + c * bp) - s * (s * bp + c * aq);
+        let aq1 = s * (s * ap + c * bp) + c * (s * bp + c * aq);
+        d[0] = ap1;
+        sd[0] = bp1;
+        d[1] = aq1;
+        return;
+    }
+
+    let mut bq = sd[1];
+    for k in 0..n - 1 {
+        let (c, s) = create_givens(x, z);
+        // G' T G
+        let bk1 = c * bk - s * zk;
+        let ap1 = c * (c * ap - s * bp) + s * (s * aq - c * bp);
+        let bp1 = c * (s * ap + c * bp) - s * (s * bp + c * aq);
+        let zp1 = -s * bq;
+        let aq1 = s * (s * ap + c * bp) + c * (s * bp + c * aq);
+        let bq1 = c * bq;
+
+        let ak = ap1;
+        bk = bp1;
+        zk = zp1;
+        ap = aq1;
+        bp = bq1;
+
+        if k < n - 2 {
+            aq = d[k + 2];
+        }
+        if k + 3 < n {
+            bq = sd[k + 2];
+        }
+        d[k] = ak;
+        if k > 0 {
+            sd[k - 1] = bk1;
+        }
+        if k < n - 2 {
+            sd[k + 1] = bp;
+        }
+        x = bk;
+        z = zk;
+    }
+    d[n - 1] = ap;
+    sd[n - 2] = bk;
+}
+
+/// `compute_eigenvalues_tridiagonal` (adapted gsl_eigen_symm): the eigenvalues in the order the
+/// reduction leaves them on the diagonal.
+fn eigenvalues_tridiagonal(mut d: Vec<f32>, mut sd: Vec<f32>, n: usize) -> Vec<f32> {
+    chop_small_elements(&d, &mut sd, n);
+    let mut b = n - 1;
+    let mut iter = 0;
+    while b > 0 && iter < EIGENVALUE_MAX_ITERS {
+        if sd[b - 1] == 0.0 {
+            b -= 1;
+            continue;
+        }
+        let mut a = b - 1;
+        while a > 0 {
+            if sd[a - 1] == 0.0 {
+                break;
+            }
+            a -= 1;
+        }
+        let nb = b - a + 1;
+        qr_step(&mut d[a..=b], &mut sd[a..b], nb);
+        chop_small_elements(&d[a..=b], &mut sd[a..b], nb);
+        iter += 1;
+    }
+    d
+}
+
+/// `compute_eigenvalues` of the symmetric `n` x `n` matrix `m`.
+fn eigenvalues(m: &[f32], n: usize) -> Vec<f32> {
+    if n == 1 {
+        return vec![m[0]];
+    }
+    let mut a = m.to_vec();
+    let (d, sd) = tridiagonalize(&mut a, n);
+    eigenvalues_tridiagonal(d, sd, n)
+}
+
+/// `matrix_mul` of square `n` x `n` matrices: `dst = x * y`, float, `k` ascending per element.
+fn matmul_sq(dst: &mut [f32], x: &[f32], y: &[f32], n: usize) {
+    dst.fill(0.0);
+    for i in 0..n {
+        for k in 0..n {
+            let xik = x[i * n + k];
+            for j in 0..n {
+                dst[i * n + j] += xik * y[k * n + j];
+            }
+        }
+    }
+}
+
+/// `matrix_transpose` (square, in place).
+fn transpose_sq(m: &mut [f32], n: usize) {
+    for i in 0..n {
+        for j in 0..i {
+            m.swap(i * n + j, j * n + i);
+        }
+    }
+}
+
+/// `vector_norm`.
+fn vector_norm(x: &[f32]) -> f32 {
+    let mut sum = 0.0f32;
+    for &v in x {
+        sum += v * v;
+    }
+    sqrtf_c(sum)
+}
+
+/// `matrix_qr_decomposition` (Householder): returns `(Q, R)` as the C leaves them (`Q`
+/// transposed at the end, `R = P * A` with `P` the product of the reflections).
+fn qr_decomposition(a: &[f32], n: usize) -> (Vec<f32>, Vec<f32>) {
+    let mut tmp_z = a.to_vec();
+    let mut q = vec![0.0f32; n * n];
+    for i in 0..n {
+        q[i * n + i] = 1.0;
+    }
+    let mut tmp_q = vec![0.0f32; n * n];
+    let mut tmp_mul = vec![0.0f32; n * n];
+    let mut vec = vec![0.0f32; n];
+    for k in 0..n - 1 {
+        // matrix_minor(tmp_z, k)
+        for i in 0..n {
+            for j in 0..n {
+                if i < k || j < k {
+                    tmp_z[i * n + j] = if i == j { 1.0 } else { 0.0 };
+                }
+            }
+        }
+        for i in 0..n {
+            vec[i] = tmp_z[i * n + k];
+        }
+        let norm = vector_norm(&vec);
+        let sg = sign(a[k * n + k]);
+        vec[k] += sg as f32 * norm;
+        let d = vector_norm(&vec);
+        for v in vec.iter_mut() {
+            *v /= d;
+        }
+        // tmp_q = I - 2 v v'
+        for i in 0..n {
+            for j in 0..n {
+                tmp_q[i * n + j] = -2.0 * vec[i] * vec[j];
+            }
+        }
+        for i in 0..n {
+            tmp_q[i * n + i] += 1.0;
+        }
+        matmul_sq(&mut tmp_mul, &tmp_q, &tmp_z, n);
+        tmp_z.copy_from_slice(&tmp_mul);
+        matmul_sq(&mut tmp_mul, &tmp_q, &q, n);
+        q.copy_from_slice(&tmp_mul);
+    }
+    let mut r = vec![0.0f32; n * n];
+    matmul_sq(&mut r, &q, a, n);
+    transpose_sq(&mut q, n);
+    (q, r)
+}
+
+/// `solve_linear_system`: `A X = B` (`A` `n` x `n`, `B` `n` x `cols`) by QR and back substitution.
+/// `None` where a pivot of `R` is below `EIGENVALUE_EPS` (`solve_triangular_system`'s error).
+fn solve_linear_system(a: &[f32], n: usize, b: &[f32], cols: usize) -> Option<Vec<f32>> {
+    let (mut q, r) = qr_decomposition(a, n);
+    transpose_sq(&mut q, n);
+    // tmp_rect = Q * B (matrix_mul: k ascending per element)
+    let mut rhs = vec![0.0f32; n * cols];
+    for i in 0..n {
+        for k in 0..n {
+            let qik = q[i * n + k];
+            let brow = &b[k * cols..(k + 1) * cols];
+            let out = &mut rhs[i * cols..(i + 1) * cols];
+            for (o, &bv) in out.iter_mut().zip(brow) {
+                *o += qik * bv;
+            }
+        }
+    }
+    // solve_triangular_system: R X = rhs, backward.
+    let mut x = vec![0.0f32; n * cols];
+    for i in (0..n).rev() {
+        let den = r[i * n + i];
+        if ((den.abs()) as f64) < EIGENVALUE_EPS {
+            return None;
+        }
+        for j in 0..cols {
+            let mut t = rhs[i * cols + j];
+            for k in i + 1..n {
+                t -= x[k * cols + j] * r[i * n + k];
+            }
+            x[i * cols + j] = t / den;
+        }
+    }
+    Some(x)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Geometry (speed_init_dimensions) and the shared per-plane pipeline
+
+#[derive(Clone, Copy, Debug)]
+struct Dims {
+    orig_w: usize,
+    orig_h: usize,
+    scaled_w: usize,
+    scaled_h: usize,
+    /// The decimated image (`scaled >> 4`).
+    op_w: usize,
+    op_h: usize,
+    trunc_w: usize,
+    trunc_h: usize,
+    nbh: usize,
+    nb: usize,
+    sub_w: usize,
+    sub_h: usize,
+}
+
+/// `ALMOST_EQUAL(speed_prescale, 1.0)`: no prescale.
+fn prescale_off(prescale: f64) -> bool {
+    (prescale - 1.0).abs() < 1.0e-3
+}
+
+impl Dims {
+    fn new(metric: &'static str, w: usize, h: usize, prescale: f64) -> Result<Dims> {
+        let scaled = |n: usize| (n as f64 * prescale + 0.5) as i32 as usize;
+        let (scaled_w, scaled_h) = (scaled(w), scaled(h));
+        let (op_w, op_h) = (scaled_w >> NUM_SCALES, scaled_h >> NUM_SCALES);
+        let trunc_w = op_w / BLOCK * BLOCK;
+        let trunc_h = op_h / BLOCK * BLOCK;
+        if trunc_w == 0 || trunc_h == 0 {
+            let scaled_note = if prescale_off(prescale) {
+                String::new()
+            } else {
+                format!(" (prescaled by {prescale} to {scaled_w}x{scaled_h})")
+            };
+            return Err(Error::Unsupported {
+                metric,
+                reason: format!(
+                    "a {w}x{h} plane{scaled_note} has an operating size of {op_w}x{op_h} \
+                     (the plane / 16), below SpEED's 5x5 block; libvmaf reports \"SpEED: image \
+                     too small\" and crashes"
+                ),
+            });
+        }
+        Ok(Dims {
+            orig_w: w,
+            orig_h: h,
+            scaled_w,
+            scaled_h,
+            op_w,
+            op_h,
+            trunc_w,
+            trunc_h,
+            nbh: trunc_w / BLOCK,
+            nb: (trunc_w / BLOCK) * (trunc_h / BLOCK),
+            sub_w: trunc_w - BLOCK + 1,
+            sub_h: trunc_h - BLOCK + 1,
+        })
+    }
+}
+
+/// The per-block entropies and variances of one side (`SpeedResultBuffers`).
+struct Est {
+    entropies: Vec<f32>,
+    variances: Vec<f32>,
+}
+
+/// `log2(2 * M_PI * M_E)`.
+fn log2_2pie() -> f64 {
+    (2.0 * PI * E).log2()
+}
+
+/// Everything `speed_init` prepares, plus the options `speed_extract_score` reads.
+#[derive(Debug)]
+struct Core {
+    metric: &'static str,
+    dims: Dims,
+    /// `None` when the prescale is off (within 1e-3 of 1).
+    prescaler: Option<Prescaler>,
+    antialias: SampledFilter,
+    small_taps: Vec<f32>,
+    sigma_nn: f32,
+    nn_floor: f32,
+    weight_var_mode: i32,
+}
+
+impl Core {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        metric: &'static str,
+        w: usize,
+        h: usize,
+        bpc: u8,
+        kernelscale: f64,
+        prescale: f64,
+        method: PrescaleMethod,
+        sigma_nn: f64,
+        nn_floor: f64,
+        weight_var_mode: i32,
+    ) -> Result<Core> {
+        if !matches!(bpc, 8 | 10 | 12 | 16) {
+            return Err(Error::Unsupported {
+                metric,
+                reason: format!(
+                    "{bpc}-bit samples: libvmaf's picture_copy converts only 8, 10, 12 and 16 \
+                     bits (other depths are read as bytes)"
+                ),
+            });
+        }
+        if w == 0 || h == 0 {
+            return Err(Error::Geometry(format!("{metric}: empty {w}x{h} plane")));
+        }
+        let dims = Dims::new(metric, w, h, prescale)?;
+        let prescaler = if prescale_off(prescale) {
+            if dims.scaled_w > w || dims.scaled_h > h {
+                return Err(Error::Unsupported {
+                    metric,
+                    reason: format!(
+                        "speed_prescale {prescale} is within 1e-3 of 1, so libvmaf does not \
+                         prescale, yet filters a {}x{} frame larger than the {w}x{h} plane \
+                         (reading memory it never wrote)",
+                        dims.scaled_w, dims.scaled_h
+                    ),
+                });
+            }
+            None
+        } else {
+            Some(Prescaler::new(method, w, h, dims.scaled_w, dims.scaled_h)?)
+        };
+        let ks = kernelscale as f32;
+        let antialias =
+            SampledFilter::new(metric, antialias_filter(ks), dims.scaled_w, dims.scaled_h)?;
+        let small_taps = small_filter(ks);
+        // The small filter's mirror must stay inside the operating image.
+        tap_table(metric, 0..dims.op_w, dims.op_w, small_taps.len())?;
+        tap_table(metric, 0..dims.op_h, dims.op_h, small_taps.len())?;
+        Ok(Core {
+            metric,
+            dims,
+            prescaler,
+            antialias,
+            small_taps,
+            sigma_nn: sigma_nn as f32,
+            nn_floor: nn_floor as f32,
+            weight_var_mode,
+        })
+    }
+
+    /// `filter_and_downscale` of the compact `orig_w` x `orig_h` float image: the operating image
+    /// (compact, `op_w` x `op_h`) after local mean subtraction.
+    fn filter_and_downscale(&self, img: &[f32]) -> Result<Vec<f32>> {
+        let d = &self.dims;
+        let mut small = match &self.prescaler {
+            // Without prescale the filter reads the top-left scaled_w x scaled_h of the plane.
+            None => self.antialias.apply(img, d.orig_w),
+            Some(p) => {
+                let scaled = p.apply(img, d.orig_w, d.orig_h, d.scaled_w, d.scaled_h)?;
+                self.antialias.apply(&scaled, d.scaled_w)
+            }
+        };
+        let blurred = filter1d_full(
+            self.metric,
+            &self.small_taps,
+            &small,
+            d.op_w,
+            d.op_h,
+            d.op_w,
+        )?;
+        for (s, b) in small.iter_mut().zip(&blurred) {
+            *s -= *b;
+        }
+        Ok(small)
+    }
+
+    /// `est_params` of an operating image: the entropies and variances, and whether the side
+    /// was singular (`-EINVAL`).
+    fn est_params(&self, data: &[f32]) -> (Est, bool) {
+        let d = &self.dims;
+        let stride = d.op_w;
+        let (sw, sh) = (d.sub_w, d.sub_h);
+        let count = sw * sh;
+
+        // Step 1: the 25 means (float sums) and the covariance matrix (double sums).
+        let mut centered: Vec<Vec<f64>> = Vec::with_capacity(EIB);
+        for k in 0..EIB {
+            let (r0, c0) = (k / BLOCK, k % BLOCK);
+            let mut sum = 0.0f32;
+            for i in 0..sh {
+                for &v in &data[(r0 + i) * stride + c0..(r0 + i) * stride + c0 + sw] {
+                    sum += v;
+                }
+            }
+            let mean = (sum / count as f32) as f64;
+            let mut c = Vec::with_capacity(count);
+            for i in 0..sh {
+                for &v in &data[(r0 + i) * stride + c0..(r0 + i) * stride + c0 + sw] {
+                    c.push(v as f64 - mean);
+                }
+            }
+            centered.push(c);
+        }
+        // compute_cov_kernel_scalar: each covariance one sequential double sum over the
+        // submatrix, row by row. Four independent sums share a pass (each keeps its own order).
+        let mut cov = vec![0.0f32; EIB * EIB];
+        let mut store = |x: usize, y: usize, acc: f64| {
+            let c = (acc / count as f64) as f32;
+            cov[x * EIB + y] = c;
+            cov[y * EIB + x] = c;
+        };
+        for x in 0..EIB {
+            let cx = &centered[x][..count];
+            let mut y = 0;
+            while y + 4 <= x + 1 {
+                let c0 = &centered[y][..count];
+                let c1 = &centered[y + 1][..count];
+                let c2 = &centered[y + 2][..count];
+                let c3 = &centered[y + 3][..count];
+                let (mut a0, mut a1, mut a2, mut a3) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+                for i in 0..count {
+                    let v = cx[i];
+                    a0 += v * c0[i];
+                    a1 += v * c1[i];
+                    a2 += v * c2[i];
+                    a3 += v * c3[i];
+                }
+                store(x, y, a0);
+                store(x, y + 1, a1);
+                store(x, y + 2, a2);
+                store(x, y + 3, a3);
+                y += 4;
+            }
+            while y <= x {
+                let mut acc = 0.0f64;
+                for (&a, &b) in cx.iter().zip(&centered[y][..count]) {
+                    acc += a * b;
+                }
+                store(x, y, acc);
+                y += 1;
+            }
+        }
+        drop(centered);
+
+        // Step 2: eigenvalues.
+        let eig = eigenvalues(&cov, EIB);
+
+        // Step 3: the independent term Y (EIB x nb): row = position in the block, column =
+        // block index.
+        let nb = d.nb;
+        let mut y = vec![0.0f32; EIB * nb];
+        for i in 0..d.trunc_h {
+            for j in 0..d.trunc_w {
+                let row = (i % BLOCK) * BLOCK + j % BLOCK;
+                let col = (i / BLOCK) * d.nbh + j / BLOCK;
+                y[row * nb + col] = data[i * stride + j];
+            }
+        }
+
+        // Step 4: solve K X = Y unless K is singular.
+        // is_matrix_regular: `eigenvalue < EIGENVALUE_EPS` makes it singular (a NaN does not).
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
+        let regular = eig.iter().all(|&e| !((e as f64) < EIGENVALUE_EPS));
+        let solution = if regular {
+            solve_linear_system(&cov, EIB, &y, nb)
+        } else {
+            None
+        };
+        let singular = solution.is_none();
+        let mut x = solution.unwrap_or_else(|| vec![0.0f32; EIB * nb]);
+
+        // Step 5: Z = (X * Y) / 25, pointwise.
+        let denominator = EIB as f32;
+        for (xv, &yv) in x.iter_mut().zip(&y) {
+            *xv = (*xv * yv) / denominator;
+        }
+        // Step 6: S = the column sums, into row 0.
+        for i in 1..EIB {
+            for j in 0..nb {
+                let v = x[i * nb + j];
+                x[j] += v;
+            }
+        }
+        x.truncate(nb);
+        let variances = x;
+
+        // Steps 8-9: the entropies.
+        let l2 = log2_2pie();
+        let mut entropies = vec![0.0f32; nb];
+        for &e in &eig {
+            let l = if e < 0.0 { 0.0 } else { e };
+            for (ent, &s) in entropies.iter_mut().zip(&variances) {
+                // entropy += log2(L * S + sigma_nn) + log2(2 pi e): the right side first.
+                *ent = (*ent as f64 + (((l * s + self.sigma_nn) as f64).log2() + l2)) as f32;
+            }
+        }
+        (
+            Est {
+                entropies,
+                variances,
+            },
+            singular,
+        )
+    }
+
+    /// `get_speed_score` with mode `wvm`.
+    fn speed_score(&self, r: &Est, d: &Est, wvm: i32) -> f32 {
+        let l2 = log2_2pie();
+        let base_entropy =
+            (EIB as f64 * ((((1.0 + self.nn_floor) * self.sigma_nn) as f64).log2() + l2)) as f32;
+        let lg = |v: f32| ((1.0 + v) as f64).log2();
+        let lgd = |v: f64| (1.0 + v).log2();
+        let mut score = 0.0f32;
+        for i in 0..self.dims.nb {
+            let (re, de) = (r.entropies[i], d.entropies[i]);
+            let (rv, dv) = (r.variances[i], d.variances[i]);
+            if re < base_entropy && de < base_entropy {
+                score += 0.0;
+                continue;
+            }
+            let (sr, sd) = match wvm {
+                0 => (re as f64 * lg(rv), de as f64 * lg(dv)),
+                1 => (re as f64 * lg(rv), de as f64 * lg(rv)),
+                2 => (re as f64 * lg(dv), de as f64 * lg(dv)),
+                3 => {
+                    let m = lgd((rv + dv) as f64 / 2.0);
+                    (re as f64 * m, de as f64 * m)
+                }
+                4 => (re as f64 * lg(rv), de as f64 * lgd((rv + dv) as f64 / 2.0)),
+                5 => (
+                    re as f64 * lg(rv),
+                    de as f64 * lgd(0.75 * rv as f64 + 0.25 * dv as f64),
+                ),
+                6 => (
+                    re as f64 * lg(rv),
+                    de as f64 * lgd(0.25 * rv as f64 + 0.75 * dv as f64),
+                ),
+                // Refused by validate(); libvmaf returns -EINVAL as the score.
+                _ => return -22.0,
+            };
+            let (sr, sd) = (sr as f32, sd as f32);
+            score += (sr - sd).abs();
+        }
+        score / self.dims.nb as f32
+    }
+
+    /// `speed_extract_score`: the score and whether either side was singular.
+    fn extract(&self, r: &[f32], d: &[f32]) -> Result<(f32, bool)> {
+        let (re, err_r) = self.est_params(&self.filter_and_downscale(r)?);
+        let (de, err_d) = self.est_params(&self.filter_and_downscale(d)?);
+        let score = if err_r != err_d {
+            0.0
+        } else {
+            self.speed_score(&re, &de, self.weight_var_mode)
+        };
+        Ok((score, err_r || err_d))
+    }
+
+    /// `picture_copy(..., -128, bpc, ...)`: the plane as a compact float image. The plane must be
+    /// exactly `orig_w` x `orig_h` at depth `bpc`.
+    fn to_float(&self, p: &Plane<'_>, bpc: u8, what: &str) -> Result<Vec<f32>> {
+        let (w, h) = (self.dims.orig_w, self.dims.orig_h);
+        if p.width != w || p.height != h || p.bpc != bpc {
+            return Err(Error::Mismatch(format!(
+                "{}: {what} plane is {}x{} at {} bits, expected {w}x{h} at {bpc} bits",
+                self.metric, p.width, p.height, p.bpc
+            )));
+        }
+        if p.stride < w || p.data.len() < p.stride * (h - 1) + w {
+            return Err(Error::Geometry(format!(
+                "{}: {what} plane of {} samples with stride {} is too small for {w}x{h}",
+                self.metric,
+                p.data.len(),
+                p.stride
+            )));
+        }
+        let scaler: f32 = match bpc {
+            10 => 4.0,
+            12 => 16.0,
+            16 => 256.0,
+            _ => 1.0,
+        };
+        let offset = -128.0f32;
+        let mut out = Vec::with_capacity(w * h);
+        for y in 0..h {
+            let row = &p.data[y * p.stride..y * p.stride + w];
+            if bpc == 8 {
+                out.extend(row.iter().map(|&s| s as f32 + offset));
+            } else {
+                out.extend(row.iter().map(|&s| s as f32 / scaler + offset));
+            }
+        }
+        Ok(out)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The extractors
+
+/// libvmaf's `speed_chroma` for one chroma plane geometry. Stateless per frame.
+#[derive(Debug)]
+pub struct SpeedChroma {
+    core: Core,
+    bpc: u8,
+    max_val: f64,
+}
+
+/// `MIN(score, max_val)` as the C macro evaluates it (a float against a double: the result is a
+/// double; a NaN score gives `max_val`).
+fn min_c(score: f32, max_val: f64) -> f64 {
+    if (score as f64) < max_val {
+        score as f64
+    } else {
+        max_val
+    }
+}
+
+impl SpeedChroma {
+    /// `width` x `height`: the chroma plane size libvmaf scores (luma `w >> ss_x`, `h >> ss_y`);
+    /// `bpc` of the samples (8, 10, 12 or 16).
+    ///
+    /// Refused ([`Error::Unsupported`]): an operating size (the plane, prescaled, / 16) below 5x5
+    /// in either dimension (libvmaf crashes), a depth libvmaf does not convert, and a prescale
+    /// within 1e-3 of 1 but rounding the size up (libvmaf reads memory it never wrote).
+    pub fn new(p: &SpeedChromaParams, width: usize, height: usize, bpc: u8) -> Result<SpeedChroma> {
+        p.validate()?;
+        let core = Core::new(
+            CHROMA_METRIC,
+            width,
+            height,
+            bpc,
+            p.kernelscale,
+            p.prescale,
+            p.prescale_method,
+            p.sigma_nn,
+            p.nn_floor,
+            p.weight_var_mode,
+        )?;
+        Ok(SpeedChroma {
+            core,
+            bpc,
+            max_val: p.max_val,
+        })
+    }
+
+    /// The scores of one frame. Each plane must be exactly the size of construction.
+    pub fn compute(
+        &self,
+        ref_u: &Plane<'_>,
+        ref_v: &Plane<'_>,
+        dis_u: &Plane<'_>,
+        dis_v: &Plane<'_>,
+    ) -> Result<SpeedChromaScores> {
+        let c = &self.core;
+        let (u, err_u) = c.extract(
+            &c.to_float(ref_u, self.bpc, "reference U")?,
+            &c.to_float(dis_u, self.bpc, "distorted U")?,
+        )?;
+        let (v, err_v) = c.extract(
+            &c.to_float(ref_v, self.bpc, "reference V")?,
+            &c.to_float(dis_v, self.bpc, "distorted V")?,
+        )?;
+        // One singular channel: uv takes the other one's score.
+        let uv = if err_u && !err_v {
+            v
+        } else if err_v && !err_u {
+            u
+        } else {
+            ((u + v) as f64 / 2.0) as f32
+        };
+        Ok(SpeedChromaScores {
+            u: min_c(u, self.max_val),
+            v: min_c(v, self.max_val),
+            uv: min_c(uv, self.max_val),
+        })
+    }
+}
+
+/// libvmaf's `speed_temporal` for one luma geometry. Stateless: the caller passes the previous
+/// frame's planes back in.
+///
+/// libvmaf keeps the previous frame's planes as converted floats, untouched by the previous
+/// frame's computation (it only subtracts the current frame from them and then filters that
+/// difference in place, and the next frame overwrites that buffer). So frame `i`'s score depends
+/// on `float(prev) - float(cur)` only, which this recomputes exactly from the raw planes.
+#[derive(Debug)]
+pub struct SpeedTemporal {
+    core: Core,
+    bpc: u8,
+    use_ref_diff: bool,
+}
+
+impl SpeedTemporal {
+    /// `width` x `height`: the luma size; `bpc` 8, 10, 12 or 16.
+    ///
+    /// Refused ([`Error::Unsupported`]) as for [`SpeedChroma::new`], and also a prescale that
+    /// makes the frame taller: libvmaf's temporal frame buffers hold only the original height,
+    /// so it reads and writes past them.
+    pub fn new(
+        p: &SpeedTemporalParams,
+        width: usize,
+        height: usize,
+        bpc: u8,
+    ) -> Result<SpeedTemporal> {
+        p.validate()?;
+        let core = Core::new(
+            TEMPORAL_METRIC,
+            width,
+            height,
+            bpc,
+            p.kernelscale,
+            p.prescale,
+            p.prescale_method,
+            p.sigma_nn,
+            p.nn_floor,
+            0,
+        )?;
+        if core.dims.scaled_h > height {
+            return Err(Error::Unsupported {
+                metric: TEMPORAL_METRIC,
+                reason: format!(
+                    "speed_prescale {} makes the {width}x{height} frame {}x{}: libvmaf's temporal \
+                     buffers hold only the original height (heap overflow)",
+                    p.prescale, core.dims.scaled_w, core.dims.scaled_h
+                ),
+            });
+        }
+        Ok(SpeedTemporal {
+            core,
+            bpc,
+            use_ref_diff: p.use_ref_diff,
+        })
+    }
+
+    /// The score of one frame: 0 for the first (`prev = None`), as libvmaf. `prev` is
+    /// `(prev_ref, prev_dis)`. The score is not clipped to `speed_max_val` (libvmaf does not).
+    pub fn compute(
+        &self,
+        prev: Option<(&Plane<'_>, &Plane<'_>)>,
+        cur_ref: &Plane<'_>,
+        cur_dis: &Plane<'_>,
+    ) -> Result<f64> {
+        let c = &self.core;
+        let cr = c.to_float(cur_ref, self.bpc, "reference")?;
+        let cd = c.to_float(cur_dis, self.bpc, "distorted")?;
+        let Some((pr, pd)) = prev else {
+            return Ok(0.0);
+        };
+        let mut dr = c.to_float(pr, self.bpc, "previous reference")?;
+        let mut dd = c.to_float(pd, self.bpc, "previous distorted")?;
+        // subtract_image: prev -= cur (dis: prev_dis - cur_ref with speed_use_ref_diff).
+        for (p, &q) in dr.iter_mut().zip(&cr) {
+            *p -= q;
+        }
+        let sub = if self.use_ref_diff { &cr } else { &cd };
+        for (p, &q) in dd.iter_mut().zip(sub) {
+            *p -= q;
+        }
+        let (score, _) = c.extract(&dr, &dd)?;
+        Ok(score as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift64*).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn plane(&mut self, w: usize, h: usize, bpc: u8) -> Vec<u16> {
+            (0..w * h)
+                .map(|_| (self.next() >> 40) as u16 & ((1u32 << bpc) - 1) as u16)
+                .collect()
+        }
+    }
+
+    /// The straightforward reference: the whole-frame `vif_filter1d_s`, then `vif_dec16_s`.
+    fn full_filter_dec16(taps: &[f32], img: &[f32], w: usize, h: usize, stride: usize) -> Vec<f32> {
+        let full = filter1d_full("test", taps, img, w, h, stride).unwrap();
+        let mut out = Vec::new();
+        for a in 0..h / 16 {
+            for b in 0..w / 16 {
+                out.push(full[a * 16 * w + b * 16]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn sampled_filter_equals_full_filter_then_dec16() {
+        let mut rng = Rng(0x1234_5678_9abc_def1);
+        let mut checked = 0;
+        let mut bad = Vec::new();
+        // Kernel scales from 0.5 (5 taps) to 4 (37 taps, wider than the decimation step), sizes
+        // that are and are not multiples of 16, and a stride wider than the image.
+        for &ks in &[1.0f32, 0.5, 1.5, 2.0, 3.0, 4.0] {
+            for &(w, h, stride) in &[(96usize, 80usize, 96usize), (181, 97, 190), (333, 130, 333)] {
+                let img: Vec<f32> = (0..stride * h)
+                    .map(|_| (rng.next() >> 40) as f32 / 65536.0 - 128.0)
+                    .collect();
+                let taps = antialias_filter(ks);
+                let want = full_filter_dec16(&taps, &img, w, h, stride);
+                let got = SampledFilter::new("test", taps, w, h)
+                    .unwrap()
+                    .apply(&img, stride);
+                assert_eq!(got.len(), want.len());
+                for (i, (g, e)) in got.iter().zip(&want).enumerate() {
+                    if g.to_bits() != e.to_bits() {
+                        bad.push(format!("ks {ks} {w}x{h} sample {i}: {g} != {e}"));
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000);
+        assert!(
+            bad.is_empty(),
+            "{} of {checked} differ:\n{}",
+            bad.len(),
+            bad.join("\n")
+        );
+    }
+
+    #[test]
+    fn filter_sizes() {
+        // vif_get_filter_size: 9 / 3 taps at kernel scale 1; 37 / 9 at 4; 5 / 3 at 0.5.
+        assert_eq!(antialias_filter(1.0).len(), 9);
+        assert_eq!(small_filter(1.0).len(), 3);
+        assert_eq!(antialias_filter(4.0).len(), 37);
+        assert_eq!(small_filter(4.0).len(), 9);
+        assert_eq!(antialias_filter(0.5).len(), 5);
+        assert_eq!(small_filter(0.5).len(), 3);
+        let s: f32 = antialias_filter(1.0).iter().sum();
+        assert!((s - 1.0).abs() < 1e-6);
+    }
+
+    fn chroma_err(p: &SpeedChromaParams, w: usize, h: usize) -> Option<Error> {
+        SpeedChroma::new(p, w, h, 8).err()
+    }
+
+    /// The sizes of vmaf-v1.md §3.2's table (4:2:0 chroma of the frame sizes, and luma).
+    #[test]
+    fn refusals_at_the_table_sizes() {
+        let v1 = SpeedChromaParams {
+            max_val: 45.0,
+            nn_floor: 0.1,
+            sigma_nn: 0.19,
+            weight_var_mode: 5,
+            ..Default::default()
+        };
+        let ps = |s: f64| SpeedChromaParams {
+            prescale: s,
+            prescale_method: PrescaleMethod::Bilinear,
+            ..v1
+        };
+        // (frame, no prescale ok?, 0.5 ok?, 0.6 ok?)
+        let table = [
+            ((176, 144), false, false, false),
+            ((320, 180), true, false, false),
+            ((352, 288), true, false, true),
+            ((640, 272), true, false, true),
+            ((640, 360), true, true, true),
+            ((1280, 720), true, true, true),
+            ((1920, 1080), true, true, true),
+            ((3840, 2160), true, true, true),
+        ];
+        for &((w, h), ok1, ok05, ok06) in &table {
+            let (cw, ch) = (w >> 1, h >> 1);
+            for (p, ok) in [(v1, ok1), (ps(0.5), ok05), (ps(0.6), ok06)] {
+                let e = chroma_err(&p, cw, ch);
+                assert_eq!(e.is_none(), ok, "{w}x{h} prescale {}: {e:?}", p.prescale);
+                if let Some(e) = e {
+                    match &e {
+                        Error::Unsupported { metric, reason } => {
+                            assert_eq!(*metric, "speed_chroma");
+                            assert!(reason.contains(&format!("{cw}x{ch}")), "{reason}");
+                        }
+                        other => panic!("{other:?}"),
+                    }
+                }
+            }
+            // Luma (speed_temporal) works at every size of the table.
+            assert!(SpeedTemporal::new(&SpeedTemporalParams::default(), w, h, 8).is_ok());
+        }
+        // Luma below 80 in a dimension (operating size < 5) is refused.
+        match SpeedTemporal::new(&SpeedTemporalParams::default(), 176, 79, 8) {
+            Err(Error::Unsupported { metric, reason }) => {
+                assert_eq!(metric, "speed_temporal");
+                assert!(reason.contains("176x79"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn refused_depths_and_options() {
+        let p = SpeedChromaParams::default();
+        for bpc in [9u8, 11, 13, 14, 15] {
+            assert!(matches!(
+                SpeedChroma::new(&p, 320, 180, bpc),
+                Err(Error::Unsupported { .. })
+            ));
+            assert!(matches!(
+                SpeedTemporal::new(&SpeedTemporalParams::default(), 320, 180, bpc),
+                Err(Error::Unsupported { .. })
+            ));
+        }
+        for bpc in [8u8, 10, 12, 16] {
+            assert!(SpeedChroma::new(&p, 320, 180, bpc).is_ok());
+        }
+        let bad = [
+            SpeedChromaParams {
+                kernelscale: 0.3,
+                ..p
+            },
+            SpeedChromaParams {
+                kernelscale: 5.0,
+                ..p
+            },
+            SpeedChromaParams {
+                prescale: 0.05,
+                ..p
+            },
+            SpeedChromaParams { sigma_nn: 0.0, ..p },
+            SpeedChromaParams {
+                nn_floor: f64::NAN,
+                ..p
+            },
+            SpeedChromaParams {
+                max_val: 1001.0,
+                ..p
+            },
+            SpeedChromaParams {
+                weight_var_mode: 7,
+                ..p
+            },
+        ];
+        for b in bad {
+            assert!(matches!(b.validate(), Err(Error::Model(_))), "{b:?}");
+        }
+        // Kernel scales within 1e-3 of a table entry pass.
+        assert!(
+            SpeedChromaParams {
+                kernelscale: 1.0 / 3.0 * 4.0 + 0.0005,
+                ..p
+            }
+            .validate()
+            .is_ok()
+        );
+        // Within 1e-3 of 1 but rounding the size up: libvmaf reads unwritten memory.
+        let up = SpeedChromaParams {
+            prescale: 1.0009,
+            ..p
+        };
+        assert!(matches!(
+            SpeedChroma::new(&up, 960, 540, 8),
+            Err(Error::Unsupported { .. })
+        ));
+        // Temporal prescale above 1 that grows the height: libvmaf overflows its buffers.
+        let t = SpeedTemporalParams {
+            prescale: 1.5,
+            ..Default::default()
+        };
+        assert!(matches!(
+            SpeedTemporal::new(&t, 640, 360, 8),
+            Err(Error::Unsupported { .. })
+        ));
+        assert!(SpeedChroma::new(&SpeedChromaParams { prescale: 1.5, ..p }, 640, 360, 8).is_ok());
+    }
+
+    #[test]
+    fn extractors_are_send_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<SpeedChroma>();
+        check::<SpeedTemporal>();
+    }
+
+    #[test]
+    fn prescale_names() {
+        for m in [
+            PrescaleMethod::Nearest,
+            PrescaleMethod::Bilinear,
+            PrescaleMethod::Bicubic,
+            PrescaleMethod::Lanczos4,
+        ] {
+            assert_eq!(PrescaleMethod::from_name(m.name()), Some(m));
+        }
+        assert_eq!(PrescaleMethod::from_name("Bilinear"), None);
+        assert_eq!(PrescaleMethod::default(), PrescaleMethod::Nearest);
+    }
+
+    /// Every prescale method runs (down and up) on random content and gives finite scores that
+    /// differ between methods (the libvmaf comparison is a separate oracle test).
+    #[test]
+    fn prescale_methods_run() {
+        let (w, h) = (640, 400);
+        let mut rng = Rng(42);
+        let planes: Vec<Vec<u16>> = (0..4).map(|_| rng.plane(w, h, 10)).collect();
+        let pl: Vec<Plane<'_>> = planes
+            .iter()
+            .map(|d| Plane::from_slice(d, w, h, 10))
+            .collect();
+        for &s in &[0.5, 0.75, 1.5] {
+            let mut seen = Vec::new();
+            for m in [
+                PrescaleMethod::Nearest,
+                PrescaleMethod::Bilinear,
+                PrescaleMethod::Bicubic,
+                PrescaleMethod::Lanczos4,
+            ] {
+                let p = SpeedChromaParams {
+                    prescale: s,
+                    prescale_method: m,
+                    ..Default::default()
+                };
+                let sc = SpeedChroma::new(&p, w, h, 10)
+                    .unwrap()
+                    .compute(&pl[0], &pl[1], &pl[2], &pl[3])
+                    .unwrap();
+                assert!(sc.u > 0.0 && sc.v > 0.0 && sc.uv > 0.0, "{s} {m:?}: {sc:?}");
+                assert!(sc.u.is_finite() && sc.v.is_finite() && sc.uv.is_finite());
+                seen.push(sc);
+            }
+            for i in 0..seen.len() {
+                for j in 0..i {
+                    assert_ne!(seen[i], seen[j], "prescale {s}: methods {i} and {j}");
+                }
+            }
+        }
+    }
+
+    /// Flat planes are singular on both sides: every score is 0.
+    #[test]
+    fn flat_is_singular_zero() {
+        let (w, h) = (320, 180);
+        let flat = vec![128u16; w * h];
+        let p = Plane::from_slice(&flat, w, h, 8);
+        let s = SpeedChroma::new(&SpeedChromaParams::default(), w, h, 8)
+            .unwrap()
+            .compute(&p, &p, &p, &p)
+            .unwrap();
+        assert_eq!(s, SpeedChromaScores::default());
+    }
+
+    #[test]
+    fn eigenvalues_of_a_known_matrix() {
+        // diag(1..=5) rotated is not needed: a symmetric tridiagonal with known spectrum.
+        let n = 4;
+        let mut m = vec![0.0f32; n * n];
+        for i in 0..n {
+            m[i * n + i] = 2.0;
+            if i + 1 < n {
+                m[i * n + i + 1] = -1.0;
+                m[(i + 1) * n + i] = -1.0;
+            }
+        }
+        let mut e = eigenvalues(&m, n);
+        e.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        // 2 - 2 cos(k pi / 5)
+        for (k, &v) in e.iter().enumerate() {
+            let want = 2.0 - 2.0 * ((k + 1) as f64 * PI / 5.0).cos();
+            assert!((v as f64 - want).abs() < 1e-5, "{k}: {v} vs {want}");
+        }
+    }
+}
