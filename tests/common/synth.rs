@@ -61,6 +61,13 @@ pub enum Kind {
     /// Diagonal gradient moving with the frame index plus small noise; distorted is the
     /// reference with its low bits dropped (banding) and its own noise.
     Gradient,
+    /// Banding-prone content for CAMBI (not in [`Kind::ALL`], so the v0 case lists stay as they
+    /// were): a noise-free ramp (direction, base level and span from the seed, moving with the
+    /// frame index) whose reference has every code value of its depth and whose distorted side
+    /// keeps only multiples of a coarser step (1, 2 or 4 ten-bit codes from the seed, or 1, 2 or 4
+    /// codes at 8 bits): wide flat bands with small steps. Some 24x24 blocks carry noise on both
+    /// sides (textured, not banding), so CAMBI's flatness mask has holes.
+    Banding,
 }
 
 impl Kind {
@@ -75,6 +82,9 @@ impl Kind {
         Kind::Gradient,
     ];
 
+    /// Kinds added for the VMAF v1 oracle (tests/v1_oracle.rs), outside [`Kind::ALL`].
+    pub const V1_EXTRA: [Kind; 1] = [Kind::Banding];
+
     pub fn name(self) -> &'static str {
         match self {
             Kind::Random => "random",
@@ -85,11 +95,15 @@ impl Kind {
             Kind::MaxDiffAlt => "maxdiff_alt",
             Kind::Checker => "checker",
             Kind::Gradient => "gradient",
+            Kind::Banding => "banding",
         }
     }
 
     pub fn from_name(s: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.name() == s)
+        Kind::ALL
+            .into_iter()
+            .chain(Kind::V1_EXTRA)
+            .find(|k| k.name() == s)
     }
 }
 
@@ -391,6 +405,39 @@ impl Spec {
                 }
                 (r, d)
             }
+            Kind::Banding => {
+                // Shape and levels depend on the seed and the plane only; the ramp moves 3
+                // positions a frame. Levels are in 16-bit units (a ten-bit code is 64).
+                let mut srng = SplitMix64(
+                    self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xBA4D ^ ((plane as u64) << 32),
+                );
+                let base = (16 + srng.below(600) as i64) << 6;
+                let span = (40 + srng.below(160) as i64) << 6;
+                let ax = 1 + srng.below(4) as i64;
+                let ay = srng.below(3) as i64;
+                let q = srng.below(3) as u32;
+                let shift16 = 16 - self.bpc as u32;
+                let dis_shift = (self.bpc as u32).saturating_sub(10) + q;
+                let noise = ((m + 1) >> 8).max(1) * 3;
+                let period = ax * w as i64 + ay * h as i64 + 1;
+                let mut r = Vec::with_capacity(n);
+                let mut d = Vec::with_capacity(n);
+                for y in 0..h {
+                    for x in 0..w {
+                        let p = (ax * x as i64 + ay * y as i64 + 3 * t as i64) % period;
+                        let v = clamp((base + span * p / period) >> shift16);
+                        let vq = (v as i64 >> dis_shift) << dis_shift;
+                        if ((x / 24) * 7 + (y / 24) * 3 + self.seed as usize).is_multiple_of(5) {
+                            r.push(clamp(v as i64 + rng.signed(noise)));
+                            d.push(clamp(vq + rng.signed(noise)));
+                        } else {
+                            r.push(v);
+                            d.push(vq as u16);
+                        }
+                    }
+                }
+                (r, d)
+            }
         }
     }
 
@@ -434,7 +481,7 @@ mod tests {
 
     #[test]
     fn synth_is_deterministic_in_range_and_sized() {
-        for kind in Kind::ALL {
+        for kind in Kind::ALL.into_iter().chain(Kind::V1_EXTRA) {
             for bpc in [8, 10, 12, 16] {
                 for format in [
                     ChromaFormat::Gray,
