@@ -823,14 +823,9 @@ fn model_of(case: &OracleCase) -> (String, Vec<(&str, &str)>) {
 
 /// The v1 models through the whole engine (CPU backend, two worker threads), fed whole frames
 /// (luma and chroma, the chroma rounded up as GStreamer lays it out): every metric libvmaf
-/// printed, VMAF included, of every frame.
-///
-/// COORDINATOR: remove the `#[ignore]` once `ModelSource::Builtin` knows the vmaf_v1.0.16
-/// models. The one case with a model parameter (`cambi.enc_bitdepth=8`, libvmaf's
-/// `vmaf_model_feature_overload`) needs an API for it: wire it in `scorer_config` below; until
-/// then that case is reported as a mismatch, not skipped.
+/// printed, VMAF included, of every frame; model parameters (`cambi.enc_bitdepth=8`, libvmaf's
+/// `vmaf_model_feature_overload`) through `ScorerConfig::model_params`.
 #[test]
-#[ignore = "COORDINATOR: enable once ModelSource::Builtin knows the vmaf_v1.0.16 models"]
 fn v1_models_match_libvmaf_v320() {
     let oracle = Oracle::load();
     let mut mm = Mismatches::default();
@@ -903,16 +898,15 @@ fn v1_models_match_libvmaf_v320() {
     finish(mm, checked);
 }
 
-/// The engine configuration of a model case; `None` where the model parameters cannot be
-/// expressed yet (COORDINATOR: `cambi.enc_bitdepth`, see above).
+/// The engine configuration of a model case (`None` if its parameters do not parse).
 fn scorer_config(model: &str, overrides: &[(&str, &str)]) -> Option<ScorerConfig> {
-    if !overrides.is_empty() {
-        return None;
-    }
+    let text: Vec<String> = overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let model_params = gstvmafgpu::model::FeatureOverload::parse_list(&text.join(":")).ok()?;
     Some(ScorerConfig {
         model: ModelSource::Builtin(model.to_string()),
         backend: BackendKind::Cpu,
         threads: 2,
+        model_params,
         ..Default::default()
     })
 }
