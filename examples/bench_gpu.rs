@@ -132,6 +132,7 @@ fn main() {
                     vif: VifParams::default(),
                     adm: AdmParams::default(),
                     features: true,
+                    needs: Default::default(),
                     companions,
                     chroma: chroma.clone(),
                 })
@@ -209,6 +210,7 @@ fn main() {
                     vif: VifParams::default(),
                     adm: AdmParams::default(),
                     features: true,
+                    needs: Default::default(),
                     companions: Default::default(),
                     chroma: None,
                 },

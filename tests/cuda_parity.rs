@@ -125,6 +125,7 @@ fn sequence(
             vif,
             adm,
             features: true,
+            needs: Default::default(),
             companions: Default::default(),
             chroma: None,
         });
@@ -319,6 +320,7 @@ fn cuda_equals_cpu_on_golden_clips() {
                 vif: VifParams::default(),
                 adm: AdmParams::default(),
                 features: true,
+                needs: Default::default(),
                 companions: Default::default(),
                 chroma: None,
             });

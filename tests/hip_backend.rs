@@ -312,6 +312,7 @@ fn sequence(
             vif,
             adm,
             features: true,
+            needs: Default::default(),
             companions: Default::default(),
             chroma: None,
         });

@@ -90,10 +90,30 @@ pub struct FrameJob {
     /// `FrameAccum::vif` and `FrameAccum::adm` at their defaults (computing them is harmless).
     /// Companion metrics follow the same flag.
     pub features: bool,
+    /// Which of VIF and ADM the model reads (when `features`): a backend may skip the others
+    /// and leave their accumulators at the default. The CPU backend does (VMAF v1 has no VIF);
+    /// the GPU backends compute both.
+    pub needs: Needs,
     /// Companion metrics to compute (when `features`).
     pub companions: Companions,
     /// The chroma planes, when `companions.needs_chroma()` and the picture has chroma.
     pub chroma: Option<Arc<ChromaPair>>,
+}
+
+/// Which of VIF and ADM a job needs ([`FrameJob::needs`]); both by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Needs {
+    pub vif: bool,
+    pub adm: bool,
+}
+
+impl Default for Needs {
+    fn default() -> Self {
+        Needs {
+            vif: true,
+            adm: true,
+        }
+    }
 }
 
 /// The integer results of one frame (and the companion metrics' scores).
@@ -193,10 +213,15 @@ pub(crate) fn add_elapsed(
 pub fn compute_job_cpu(job: &FrameJob) -> Result<FrameAccum> {
     use crate::features::{adm, motion, vif};
     let (r, d) = (job.reference.view(), job.distorted.view());
-    let (vif, adm) = if job.features {
-        (vif::compute(r, d, &job.vif), adm::compute(r, d, &job.adm))
+    let vif = if job.features && job.needs.vif {
+        vif::compute(r, d, &job.vif)
     } else {
-        (VifAccum::default(), AdmAccum::default())
+        VifAccum::default()
+    };
+    let adm = if job.features && job.needs.adm {
+        adm::compute(r, d, &job.adm)
+    } else {
+        AdmAccum::default()
     };
     let motion_sad = job.prev_ref.as_ref().map(|p| motion::sad(p.view(), r));
     let companions = if job.features {

@@ -1069,6 +1069,10 @@ impl Scorer {
             vif: self.plan.vif,
             adm: self.plan.adm,
             features,
+            needs: backend::Needs {
+                vif: self.plan.uses(Ext::Vif),
+                adm: self.plan.uses(Ext::Adm),
+            },
             companions: if features {
                 companions
             } else {
@@ -1302,6 +1306,10 @@ impl Scorer {
             vif: self.plan.vif,
             adm: self.plan.adm,
             features,
+            needs: backend::Needs {
+                vif: self.plan.uses(Ext::Vif),
+                adm: self.plan.uses(Ext::Adm),
+            },
             companions,
             chroma: None,
         };

@@ -173,6 +173,7 @@ pub fn job(
         vif,
         adm,
         features: true,
+        needs: Default::default(),
         companions: Default::default(),
         chroma: None,
     }
