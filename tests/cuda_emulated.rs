@@ -297,6 +297,71 @@ fn emulated_kernels_equal_cpu_larger_and_options() {
     compare(&cases);
 }
 
+/// `adm_csf_mode` 2 (the v1.0.16 models' blended Barten-Watson CSF, with their other ADM
+/// options): the plan built from the mode-2 `AdmConstants` (as the backend builds it) gives the
+/// CPU's accumulators, for every table validation accepts, on content that drives the bands
+/// hard (checkerboards, max-difference) and natural content, at several depths and odd sizes.
+/// The mode-2 constants and the CPU's mode-2 accumulators differ from Watson's, so the case
+/// tests the blend's constants, not Watson's again.
+#[test]
+fn emulated_kernels_equal_cpu_blend_csf() {
+    let v = VifParams::default();
+    let blend = |rdh: u32, nvd: f64| AdmParams {
+        csf_mode: 2,
+        norm_view_dist: nvd,
+        ref_display_height: rdh,
+        enhn_gain_limit: 1.0,
+        noise_weight: 0.02,
+        dlm_weight: 0.7,
+        min_val: 0.5,
+    };
+    let pairs = [
+        (1080, 3.0),
+        (2160, 1.5),
+        (1080, 5.0),
+        (2160, 3.0),
+        (2160, 5.0),
+        (720, 5.0),
+    ];
+    let watson = AdmConstants::new(&AdmParams::default());
+    for &(rdh, nvd) in &pairs {
+        let p = blend(rdh, nvd);
+        p.validate().expect("an accepted pair");
+        let c = AdmConstants::new(&p);
+        assert_ne!(
+            (c.rfactor_s0, c.rfactor_s123),
+            (watson.rfactor_s0, watson.rfactor_s123),
+            "{rdh}@{nvd}"
+        );
+    }
+    {
+        let (r, d, prev) = gpu_content::frames(Content::Natural, 96, 80, 10, 3);
+        let job = |a| gpu_content::job(0, r.clone(), d.clone(), Some(prev.clone()), v, a);
+        let with_blend = compute_job_cpu(&job(blend(1080, 3.0))).expect("CPU");
+        let with_watson = compute_job_cpu(&job(AdmParams {
+            csf_mode: 0,
+            ..blend(1080, 3.0)
+        }))
+        .expect("CPU");
+        assert_ne!(with_blend, with_watson);
+    }
+    let mut cases = Vec::new();
+    for (k, &(rdh, nvd)) in pairs.iter().enumerate() {
+        let (w, h, bpc) = [(65, 47, 10), (130, 97, 8), (33, 33, 16)][k % 3];
+        for c in [
+            Content::Natural,
+            Content::Checker,
+            Content::MaxDiff,
+            Content::Random,
+        ] {
+            cases.push((c, w, h, bpc, v, blend(rdh, nvd)));
+        }
+    }
+    cases.push((Content::Checker, 96, 80, 12, v, blend(1080, 3.0)));
+    cases.push((Content::Natural, 177, 145, 16, v, blend(2160, 1.5)));
+    compare(&cases);
+}
+
 /// MSB-aligned planes (P010 and the like, 9 to 15 bits `16 - bpc` up, anything below) shifted
 /// in place by `shift_u16` (the plan's shift launches, which the CUDA backend runs after
 /// uploading such planes as stored): every kernel's accumulators then equal the CPU's on the

@@ -227,6 +227,31 @@ fn cuda_equals_cpu_on_synthetic_content() {
             ..a
         },
     ));
+    // adm_csf_mode 2 with the v1.0.16 options, at the same geometry as the group before, then
+    // the same options with the Watson CSF: the per-geometry state is rebuilt for the CSF mode.
+    let v1 = AdmParams {
+        csf_mode: 2,
+        enhn_gain_limit: 1.0,
+        noise_weight: 0.02,
+        dlm_weight: 0.7,
+        min_val: 0.5,
+        ..a
+    };
+    for ap in [v1, AdmParams { csf_mode: 0, ..v1 }] {
+        groups.push((121, 91, 10, vec![Content::Natural, Content::Checker], v, ap));
+    }
+    groups.push((
+        130,
+        97,
+        16,
+        vec![Content::Natural, Content::MaxDiff],
+        v,
+        AdmParams {
+            norm_view_dist: 1.5,
+            ref_display_height: 2160,
+            ..v1
+        },
+    ));
     if !quick() {
         use Content::*;
         groups.push((640, 360, 10, vec![Natural, Random, MaxDiff], v, a));

@@ -421,6 +421,26 @@ fn scenario(b: &mut HipBackend) -> usize {
         },
     );
     jobs.extend(egl1);
+    // The same geometry and options but adm_csf_mode 2 (the v1 models' blended CSF), then back:
+    // the per-geometry state is rebuilt for the CSF mode alone.
+    let egl1_adm = AdmParams {
+        enhn_gain_limit: 1.0,
+        ..AdmParams::default()
+    };
+    for (first, csf_mode) in [(15, 2), (17, 0)] {
+        jobs.extend(sequence(
+            first,
+            (48, 40, 12),
+            &[Content::Natural, Content::Checker],
+            VifParams {
+                enhn_gain_limit: 1.0,
+            },
+            AdmParams {
+                csf_mode,
+                ..egl1_adm
+            },
+        ));
+    }
     let got = run(b, &jobs);
     compare("pipeline", &jobs, &got, &mut bad);
     all.extend(jobs);

@@ -25,8 +25,9 @@
 //!    `a = t - r`; if the angle between `(o_h, o_v)` and `(t_h, t_v)` is below one degree (a
 //!    floating-point test), `r` may grow up to `t`, limited by the enhancement gain limit.
 //! 3. **Denominator**: the sum of `|o|^3` over the scored region, per orientation.
-//! 4. **CSF** (contrast sensitivity weighting, fixed-point factors from Watson's noise model)
-//!    of `a` (for the numerator) or of `r` (for AIM), and `|csf| / 30` for the masking filter.
+//! 4. **CSF** (contrast sensitivity weighting, fixed-point factors from Watson's noise model, or
+//!    with `adm_csf_mode` 2 from the blended Barten-Watson tables of the v1 models) of `a` (for
+//!    the numerator) or of `r` (for AIM), and `|csf| / 30` for the masking filter.
 //! 5. **Contrast masking**: per pixel a threshold from the 3x3 neighbourhood of `|csf| / 30`
 //!    (neighbours `-1 -> 1` and `n -> n - 1`) and `|csf| / 15` at the centre, summed over the
 //!    three orientations; the numerator sums `max(|csf(r)| - thr, 0)^3` (AIM:
@@ -126,6 +127,10 @@ pub const CSF_MODE_WATSON: i32 = 0;
 /// blended Barten-Watson tables ([`BLENDED_CSF`]); the VMAF v1.0.16 models use it.
 pub const CSF_MODE_BARTEN_WATSON_BLEND: i32 = 2;
 
+/// One blend table: `[theta][scale]`, theta 0 for h and v, 1 for d (double literals; see
+/// [`BLENDED_CSF`]).
+pub type BlendTable = [[f64; 4]; 2];
+
 /// The blended Barten-Watson CSF tables `BLENDED_CSF_<rdh>_<nvd>H[theta][scale]` (libvmaf 3.2.0
 /// `libvmaf/src/feature/barten_csf_tools.h`, the legacy tables of `barten_watson_blend_csf`, not
 /// the `_MAE` ones of mode 3), keyed by `(adm_ref_display_height, adm_norm_view_dist)` in the
@@ -137,7 +142,7 @@ pub const CSF_MODE_BARTEN_WATSON_BLEND: i32 = 2;
 /// per degree); every other pair returns `-EINVAL` (-22) as a factor, which
 /// [`AdmParams::validate`] refuses.
 #[rustfmt::skip]
-pub const BLENDED_CSF: [((u32, f64), [[f64; 4]; 2]); 8] = [
+pub const BLENDED_CSF: [((u32, f64), BlendTable); 8] = [
     ((1080, 3.0), [[0.01183, 0.025026, 0.04295, 0.058621], [0.004302, 0.011778, 0.023918, 0.035901]]),
     ((1080, 5.0), [[0.004212, 0.014809, 0.029642, 0.047464], [0.000984, 0.005852, 0.0146, 0.027574]]),
     ((2160, 3.0), [[0.00226, 0.01183, 0.025026, 0.04295], [0.000479, 0.004302, 0.011778, 0.023918]]),
@@ -154,7 +159,7 @@ pub const BLENDED_CSF: [((u32, f64), [[f64; 4]; 2]); 8] = [
 pub fn blended_csf_table(
     norm_view_dist: f64,
     ref_display_height: u32,
-) -> Option<&'static [[f64; 4]; 2]> {
+) -> Option<&'static BlendTable> {
     let key = if (ref_display_height, norm_view_dist) == (2160, 1.5) {
         (1080, 3.0)
     } else {
@@ -222,7 +227,9 @@ impl Default for AdmParams {
 impl AdmParams {
     /// Refuse what libvmaf refuses: values outside its option ranges, and (in `extract`) a
     /// `norm_view_dist * ref_display_height` below the default 3 * 1080 (its 16-bit pipeline
-    /// cannot represent lower angular frequencies).
+    /// cannot represent lower angular frequencies); and what libvmaf would compute garbage for
+    /// (`adm_csf_mode` 2 with a pair that has no blend table: its factors are `-EINVAL`) or
+    /// vmafgpu does not implement (`adm_csf_mode` 1 and 3). All as [`Error::Model`].
     pub fn validate(&self) -> Result<()> {
         let range = |name: &str, v: f64, lo: f64, hi: f64| -> Result<()> {
             if (lo..=hi).contains(&v) {
@@ -298,8 +305,44 @@ impl AdmParams {
 /// row's sum completely (in any order: it is a sum modulo 2^64) before shifting it.
 ///
 /// Bounds at 15360x8640 (scale 0 bands 7680x4320, scored region 6146x3458), any depth, any
-/// content; `B` is the largest band magnitude: 22 930 at scale 0 (`54822 * 27411 / 2^16`:
-/// the L1 norm of the filter times the largest vertical-pass value), below 2^31 at scales 1-3:
+/// content, both CSFs (Watson at its largest, nvd * rdh = 3240, and every blend table that
+/// [`AdmParams::validate`] accepts); `B` is the largest band magnitude:
+///
+/// | scale | `B` h, v | `B` d | `B` a (next scale's input) |
+/// |---|---|---|---|
+/// | 0 | 22 930 | 22 930 | 22 930 |
+/// | 1 | 1 510 836 459 | 1 407 857 666 | 1 621 348 162 |
+/// | 2 | 776 951 815 | 751 569 686 | 803 191 219 |
+/// | 3 | 772 371 675 | 736 509 794 | 809 979 926 |
+///
+/// Scale 0: `54822 * 27411 / 2^16` (the L1 norm of the filter times the largest vertical-pass
+/// value; reached, `tests::scale0_band_bound_is_tight`). Scales 1-3: a band is linear in the
+/// centred samples up to the rounding of each DWT stage, so `B` is the L1 norm of the
+/// composite filter from the samples to the band (the four-tap filters cascaded through
+/// libvmaf's mirrored index tables, at the worst output position of any side length) times
+/// the largest centred sample `2^(bpc-1)`, over the shifts, plus the rounding carried through
+/// (at most 84 223); `tests::band_bounds_every_scale` computes them and
+/// `tests::band_bounds_are_reached` builds images that reach them (to within that rounding).
+/// They are well below the products of the filters' norms stage by stage (2.10e9 at scale 1,
+/// 2.06e9 at scale 3).
+///
+/// The CSF factors enter the numerators only (the denominator is factor-free until its float
+/// step). Scale 0: no accepted blend table has a factor above Watson's hard-coded 36 453
+/// (h, v) / 49 417 (d) (the largest, 1080_3H = 2160_1.5H, has 24 809 / 36 087;
+/// `tests::csf_factors_largest_cases`), so the scale-0 bounds below, written for Watson, hold
+/// for both. Scales 1-3 (`tests::scale123_numerator_bounds_every_csf`), `x` the largest
+/// `|csf| - thr` (`|csf| <= ((B + 1) * rfactor + 2^27) >> 28`, `thr >= -27`):
+///
+/// | scale | Watson 3 * 1080: rfactor h, v / d | `x` h, v / d | blend 1080_3H: rfactor h, v / d | `x` h, v / d |
+/// |---|---|---|---|---|
+/// | 1 | 137 373 792 / 61 414 028 | 773 181 546 / 322 096 860 | 107 485 848 / 50 586 124 | 604 963 099 / 265 307 984 |
+/// | 2 | 186 284 160 / 104 783 920 | 539 175 509 / 293 375 646 | 184 468 848 / 102 727 024 | 533 921 323 / 287 616 717 |
+/// | 3 | 196 165 808 / 134 487 184 | 564 429 615 / 368 994 234 | 251 775 280 / 154 193 616 | 724 435 233 / 423 063 024 |
+///
+/// The blend's scale-3 factors are 1.28x (h, v) and 1.15x (d) Watson's, the only place where
+/// mode 2 is larger; its largest `x` (7.24e8) stays far below the 1 518 500 249 from which
+/// libvmaf's `(int32_t)` of `x_sq = (x^2 + 2^29) >> 30` would wrap, and the masking
+/// threshold (at most `(2 x_hv + x_d) / 3` = 6.2e8) far below i32::MAX.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AdmScaleAccum {
@@ -321,10 +364,14 @@ pub struct AdmScaleAccum {
     /// threshold is small, which bounds a row (and the total: the row shift divides by at least
     /// the row count) by 8.4e18 for h and v and 5.3e18 for d at any frame size (a row holds at
     /// most 0.8 * 16, resp. 0.8 * 8, times the per-pixel mean after the shift). That is 91% of
-    /// i64::MAX; libvmaf keeps this sum in int64 and so do we, with wrapping adds, so that even
-    /// a sum that wrapped would be libvmaf's. Scales 1-3: every term is below 2^62 / 2^shift and
-    /// a row holds fewer than 2^shift terms (`|x| < 1.52e9`, so `x_sq` does not wrap): rows and
-    /// totals below 2^62.
+    /// i64::MAX (Watson; with the blend's largest scale-0 factors, 24 809 / 36 087, 2.7e18 and
+    /// 2.0e18); libvmaf keeps this sum in int64 and so do we, with wrapping adds, so that even
+    /// a sum that wrapped would be libvmaf's. Scales 1-3: `x` is at most 773 181 546 (the table
+    /// above), so `x_sq` does not wrap, a term is at most `x^3 / 2^30 / 2^shift` and a row
+    /// holds fewer than `2^shift` terms: rows, and totals (the row shift divides by at least
+    /// the row count), below `x^3 / 2^30` = 4.3e17 at any frame size. At 16K the largest row
+    /// is 3.2e17 and the largest total 1.4e17 (Watson, scale 1 h and v; the blend's largest,
+    /// scale 3 h and v: 2.7e17 and 1.1e17), 1.5% of i64::MAX.
     pub num: [i64; 3],
     /// AIM numerator: the same as `num` with the roles of `r` and `a` swapped (sum of
     /// `max(|csf(a)| - thr(csf(r)), 0)^3`); the same bounds (`|a| <= |t| + 1`).
@@ -1557,7 +1604,7 @@ struct DwtOut<'a> {
 /// `in_width` x `in_height`, compact): vertical pass `(sum + round) >> shift` (scale 1: no
 /// rounding or shift; 2, 3: `+2^15 >> 16`), horizontal pass (`+2^14 >> 15`, `+2^15 >> 16`,
 /// `+2^14 >> 15` for scales 1, 2, 3), sums in int64, results cast to int32 (no wrap: the
-/// vertical pass of scale 1 is at most 54822 * 22930 = 1.26e9, every band below 2^31 as
+/// vertical pass of scale 1 is at most 54822 * 22930 = 1.26e9, every band at most 1.63e9 as
 /// bounded in [`AdmScaleAccum`]).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -1740,7 +1787,8 @@ fn csf_s123(
             let cr = &mut csf[theta][range.clone()];
             let fr = &mut flt[theta][range];
             for ((&x, cv), fv) in sr.iter().zip(cr.iter_mut()).zip(fr.iter_mut()) {
-                // |f * x| < 2^28 * 2^31.
+                // |f * x| < 2^28 * 2^31 (f < 2^28 for every accepted CSF, |x| < 2^31); v is
+                // at most 7.74e8 by the bounds of AdmScaleAccum.
                 let v = ((f * x as i64 + (1 << 27)) >> 28) as i32;
                 *cv = v;
                 *fv = ((I4_FIX_ONE_BY_30 * v.unsigned_abs() as i64 + I4_FLT_ROUND) >> 32) as i32;
@@ -2737,6 +2785,429 @@ mod tests {
         let row_d = 0.8 * 8.0 * (x * x / 2f64.powi(30)) * x;
         assert!(row_hv < 8.5e18 && row_d < 5.3e18, "{row_hv:e} {row_d:e}");
         assert!(row_hv < i64::MAX as f64);
+        // The same with every accepted CSF's scale-0 factors: the blend's largest (1080_3H,
+        // 24 809 / 36 087) gives 2.7e18 and 2.0e18.
+        let mut largest = (0f64, 0f64);
+        for (name, c) in factor_sets().into_iter().skip(1) {
+            let x = 19383f64 * c.rfactor_s0[0] as f64;
+            let hv = 0.8 * 16.0 * (x * x / 2f64.powi(29)) * x;
+            let x = 19383f64 * c.rfactor_s0[2] as f64;
+            let d = 0.8 * 8.0 * (x * x / 2f64.powi(30)) * x;
+            assert!(hv <= row_hv && d <= row_d, "{name}: {hv:e} {d:e}");
+            largest = (largest.0.max(hv), largest.1.max(d));
+        }
+        assert!(
+            (2.6e18..2.7e18).contains(&largest.0) && (2.0e18..2.1e18).contains(&largest.1),
+            "{largest:?}"
+        );
+    }
+
+    /// A linear form over the samples of one side: coefficient `k` is that of sample
+    /// `start + k`.
+    #[derive(Clone)]
+    struct Form {
+        start: usize,
+        coef: Vec<i128>,
+    }
+
+    impl Form {
+        fn l1(&self) -> u128 {
+            self.coef.iter().map(|c| c.unsigned_abs()).sum()
+        }
+    }
+
+    /// `c[0] * f[t[0]] + ... + c[3] * f[t[3]]`.
+    fn combine(f: &[Form], t: &[usize; 4], c: &[i32; 4]) -> Form {
+        let start = t.iter().map(|&i| f[i].start).min().unwrap();
+        let end = t
+            .iter()
+            .map(|&i| f[i].start + f[i].coef.len())
+            .max()
+            .unwrap();
+        let mut coef = vec![0i128; end - start];
+        for (&i, &ck) in t.iter().zip(c) {
+            for (k, &x) in f[i].coef.iter().enumerate() {
+                coef[f[i].start - start + k] += ck as i128 * x;
+            }
+        }
+        Form { start, coef }
+    }
+
+    /// The one-dimensional composite filters of the DWT cascade on a side of `n` samples,
+    /// through libvmaf's mirrored index tables ([`dwt_indices`]): per scale, for every output,
+    /// the low-pass form (what the next scale reads) and the high-pass form, as integer taps
+    /// before any shift. A 2-D band value is the outer product of a vertical and a horizontal
+    /// form (h: vertical high, horizontal low; v: vertical low, horizontal high; d: both high).
+    fn composites(n: usize) -> Vec<Vec<(Form, Form)>> {
+        let mut cur: Vec<Form> = (0..n)
+            .map(|i| Form {
+                start: i,
+                coef: vec![1],
+            })
+            .collect();
+        let mut out = Vec::new();
+        for _ in 0..4 {
+            let scale: Vec<(Form, Form)> = dwt_indices(cur.len())
+                .iter()
+                .map(|t| (combine(&cur, t, &LO), combine(&cur, t, &HI)))
+                .collect();
+            cur = scale.iter().map(|(lo, _)| lo.clone()).collect();
+            out.push(scale);
+        }
+        out
+    }
+
+    /// The DWT's (vertical, horizontal) shifts per scale: scale 0 `bpc` (16 here: the
+    /// normalisation below makes every depth the same) and 16, then libvmaf's
+    /// `adm_dwt2_s123_combined` shifts.
+    const DWT_SHIFTS: [(u32, u32); 4] = [(16, 16), (0, 15), (16, 16), (16, 15)];
+
+    /// Largest band magnitudes per scale, `[h and v, d, a]`: with the centred sample
+    /// `u = (x - 2^(bpc-1)) / 2^bpc` in [-1/2, 1/2) (the scale-0 vertical pass subtracts
+    /// `46342 * 2^(bpc-1)`, the high-pass taps sum to 0), a band is `(Cv x Ch) . u` over
+    /// `2^(total shift - 16)`, whose maximum is `L1(Cv) * L1(Ch) / 2^(total - 15)`, plus the
+    /// rounding of every stage (at most 1/2 each, carried through the later stages' gains).
+    /// Maximised over every output position of every side length 33..=160 (beyond about 100
+    /// the two edges no longer interact, and the edge cases repeat with period 16) and of the
+    /// 16K sides 15360 and 8640.
+    fn band_bounds() -> [[u128; 3]; 4] {
+        let mut l1 = [[0u128; 2]; 4];
+        for n in (33..=160).chain([8640, 15360]) {
+            for (s, outs) in composites(n).iter().enumerate() {
+                for (lo, hi) in outs {
+                    l1[s][0] = l1[s][0].max(lo.l1());
+                    l1[s][1] = l1[s][1].max(hi.l1());
+                }
+            }
+        }
+        let mut out = [[0u128; 3]; 4];
+        let (mut total, mut slack) = (0u32, 0f64);
+        for s in 0..4 {
+            for sh in [DWT_SHIFTS[s].0, DWT_SHIFTS[s].1] {
+                total += sh;
+                slack = slack * 54822.0 / 2f64.powi(sh as i32) + if sh > 0 { 0.5 } else { 0.0 };
+            }
+            let [lo, hi] = l1[s];
+            let div = 1u128 << (total - 15);
+            let b = |x: u128, y: u128| (x * y).div_ceil(div) + slack.ceil() as u128;
+            out[s] = [b(hi, lo), b(hi, hi), b(lo, lo)];
+        }
+        out
+    }
+
+    /// The band bounds of [`AdmScaleAccum`] at scales 1-3 (scale 0's 22 930 is
+    /// `scale0_band_bound_is_tight`, which this reproduces up to its rounding allowance).
+    #[test]
+    fn band_bounds_every_scale() {
+        let b = band_bounds();
+        assert_eq!(b[0], [22931, 22931, 22931]);
+        assert_eq!(b[1], [1_510_836_459, 1_407_857_666, 1_621_348_162]);
+        assert_eq!(b[2], [776_951_815, 751_569_686, 803_191_219]);
+        assert_eq!(b[3], [772_371_675, 736_509_794, 809_979_926]);
+    }
+
+    /// The h, v, d bands of every scale of one image, as the DWT of [`compute_in`] makes them.
+    fn dwt_bands(img: &[u16], w: usize, h: usize, bpc: u8) -> Vec<[Vec<i32>; 3]> {
+        let geo = geometry(w, h);
+        let mut ws = Workspace::new(&geo, (w, h));
+        let g = &geo[0];
+        let (iy, ix) = (dwt_indices(g.in_height), dwt_indices(g.in_width));
+        let plane = Plane::from_slice(img, w, h, bpc);
+        dwt_s0(
+            &plane,
+            &iy,
+            &ix,
+            &mut ws.tlo16,
+            &mut ws.thi16,
+            &mut ws.ref16,
+            g.width,
+            false,
+        );
+        let widen = |v: &[i16]| v[..g.width * g.height].iter().map(|&x| x as i32).collect();
+        let mut out = vec![[widen(&ws.ref16.h), widen(&ws.ref16.v), widen(&ws.ref16.d)]];
+        for (scale, g) in geo.iter().enumerate().skip(1) {
+            let (iy, ix) = (dwt_indices(g.in_height), dwt_indices(g.in_width));
+            let b32 = &mut ws.ref32;
+            let [a0, a1] = &mut b32.a;
+            let (input, a): (&[i32], _) = match scale {
+                1 => (&[], Some(&mut a1[..])),
+                2 => (&a1[..], Some(&mut a0[..])),
+                _ => (&a0[..], None),
+            };
+            let dout = DwtOut {
+                a,
+                h: &mut b32.h,
+                v: &mut b32.v,
+                d: &mut b32.d,
+            };
+            let (tlo, thi) = (&mut ws.tlo32, &mut ws.thi32);
+            if scale == 1 {
+                dwt_s123(&ws.ref16.a, &iy, &ix, tlo, thi, dout, g, scale);
+            } else {
+                dwt_s123(input, &iy, &ix, tlo, thi, dout, g, scale);
+            }
+            let n = g.width * g.height;
+            out.push([
+                b32.h[..n].to_vec(),
+                b32.v[..n].to_vec(),
+                b32.d[..n].to_vec(),
+            ]);
+        }
+        out
+    }
+
+    /// The bounds of `band_bounds_every_scale` are reached: for every scale 1-3 and orientation,
+    /// at the worst output position of the side lengths where the global maxima occur, the
+    /// 16-bit image `2^16 - 1` where the composite coefficient is positive and 0 elsewhere
+    /// gives a band value equal to the linear prediction up to the rounding allowance, and
+    /// within 0.01% + the allowance of the bound.
+    #[test]
+    fn band_bounds_are_reached() {
+        let bounds = band_bounds();
+        // The side lengths (33..=160) where each scale's largest low-pass and high-pass forms
+        // occur, and those positions.
+        let mut worst: [[(u128, usize, usize); 2]; 4] = [[(0, 0, 0); 2]; 4];
+        for n in 33..=160 {
+            for (s, outs) in composites(n).iter().enumerate() {
+                for (j, (lo, hi)) in outs.iter().enumerate() {
+                    for (k, f) in [lo, hi].into_iter().enumerate() {
+                        if f.l1() > worst[s][k].0 {
+                            worst[s][k] = (f.l1(), n, j);
+                        }
+                    }
+                }
+            }
+        }
+        let mut bad = Vec::new();
+        let mut total = 0u32;
+        let mut slack = 0f64;
+        for s in 0..4 {
+            for sh in [DWT_SHIFTS[s].0, DWT_SHIFTS[s].1] {
+                total += sh;
+                slack = slack * 54822.0 / 2f64.powi(sh as i32) + if sh > 0 { 0.5 } else { 0.0 };
+            }
+            if s == 0 {
+                continue;
+            }
+            // (orientation, vertical form kind, horizontal form kind); kind 0 low, 1 high.
+            for (theta, kv, kh) in [(0usize, 1usize, 0usize), (1, 0, 1), (2, 1, 1)] {
+                let (_, h, i) = worst[s][kv];
+                let (_, w, j) = worst[s][kh];
+                let cv = &composites(h)[s][i];
+                let ch = &composites(w)[s][j];
+                let fv = if kv == 0 { &cv.0 } else { &cv.1 };
+                let fh = if kh == 0 { &ch.0 } else { &ch.1 };
+                let coef = |f: &Form, x: usize| {
+                    x.checked_sub(f.start)
+                        .and_then(|k| f.coef.get(k))
+                        .copied()
+                        .unwrap_or(0)
+                };
+                let mut img = vec![0u16; w * h];
+                let mut predicted = 0f64;
+                for y in 0..h {
+                    for x in 0..w {
+                        let c = coef(fv, y) * coef(fh, x);
+                        let px = if c > 0 { u16::MAX } else { 0 };
+                        img[y * w + x] = px;
+                        predicted += c as f64 * (px as f64 - 32768.0);
+                    }
+                }
+                // C . q over 2^(total shift), q = x - 2^15 (the scale-0 vertical pass's shift
+                // is part of the total).
+                predicted /= 2f64.powi(total as i32);
+                let bands = dwt_bands(&img, w, h, 16);
+                let bw = geometry(w, h)[s].width;
+                let got = bands[s][theta][i * bw + j] as f64;
+                let bound = bounds[s][[0, 0, 1][theta]] as f64;
+                if (got - predicted).abs() > slack || got < bound * 0.9999 - 2.0 * slack {
+                    bad.push(format!(
+                        "scale {s} theta {theta} ({w}x{h} at {i},{j}): got {got}, linear \
+                         {predicted}, bound {bound}, allowance {slack}"
+                    ));
+                }
+                for (t, band) in bands.iter().enumerate() {
+                    for (o, b) in band.iter().enumerate() {
+                        let lim = bounds[t][[0, 0, 1][o]] as i64;
+                        let m = b.iter().map(|&v| (v as i64).abs()).max().unwrap();
+                        if m > lim {
+                            bad.push(format!("scale {t} theta {o}: |band| {m} > {lim}"));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    /// Every CSF factor set that validation accepts: Watson's (largest at nvd * rdh = 3240,
+    /// where scale 0 takes the hard-coded factors) and each blend table's.
+    fn factor_sets() -> Vec<(String, AdmConstants)> {
+        let mut out = vec![(
+            "Watson 1080@3".to_string(),
+            AdmConstants::new(&AdmParams::default()),
+        )];
+        for (rdh, nvd) in BLENDED_CSF.iter().map(|(k, _)| *k).chain([(2160, 1.5)]) {
+            let p = AdmParams {
+                csf_mode: CSF_MODE_BARTEN_WATSON_BLEND,
+                norm_view_dist: nvd,
+                ref_display_height: rdh,
+                ..AdmParams::default()
+            };
+            if p.validate().is_ok() {
+                out.push((format!("blend {rdh}@{nvd}"), AdmConstants::new(&p)));
+            }
+        }
+        out
+    }
+
+    /// Watson's factors shrink as nvd * rdh grows (what the bounds use: the default is the
+    /// largest), and no blend table that validation accepts has a scale-0 factor above the
+    /// hard-coded Watson ones, so every scale-0 bound of [`AdmScaleAccum`] (written for
+    /// 36 453 / 49 417) holds for both CSFs.
+    #[test]
+    fn csf_factors_largest_cases() {
+        let def = AdmConstants::new(&AdmParams::default());
+        let mut bad = Vec::new();
+        for rdh in [1080u32, 1440, 2160, 4320] {
+            for k in 0..=96 {
+                let nvd = 0.75 + 0.25 * k as f64;
+                let p = AdmParams {
+                    norm_view_dist: nvd,
+                    ref_display_height: rdh,
+                    ..AdmParams::default()
+                };
+                if p.validate().is_err() {
+                    continue;
+                }
+                let c = AdmConstants::new(&p);
+                let s0_ok = c
+                    .rfactor_s0
+                    .iter()
+                    .zip(def.rfactor_s0)
+                    .all(|(a, b)| *a <= b);
+                let s123_ok = (1..4).all(|s| {
+                    c.rfactor_s123[s]
+                        .iter()
+                        .zip(def.rfactor_s123[s])
+                        .all(|(a, b)| *a <= b)
+                });
+                if !s0_ok || !s123_ok {
+                    bad.push(format!("Watson {rdh}@{nvd}: {c:?}"));
+                }
+            }
+        }
+        for (name, c) in factor_sets() {
+            if c.rfactor_s0.iter().zip(def.rfactor_s0).any(|(a, b)| *a > b) {
+                bad.push(format!("{name}: scale 0 {:?}", c.rfactor_s0));
+            }
+            for s in 1..4 {
+                if c.rfactor_s123[s].iter().any(|&f| f >= 1 << 28) {
+                    bad.push(format!("{name}: scale {s} {:?} >= 2^28", c.rfactor_s123[s]));
+                }
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    /// The scale 1-3 numerator bounds of [`AdmScaleAccum::num`] for every accepted CSF: the
+    /// largest CSF value `|csf| = ((B + 1) * rfactor + 2^27) >> 28` (`B + 1`: the decoupled
+    /// `a = t - r` is at most `|t| + 1`), the threshold (at least -27: each of the 27 terms is
+    /// at least -1, libvmaf's -2^31 rounding) and so the largest `x = |csf| - thr`; `x_sq =
+    /// (x^2 + 2^29) >> 30` must fit int32 (x <= 1 518 500 249), and the row and total sums at
+    /// 16K must fit int64. Prints the table of the documentation.
+    #[test]
+    fn scale123_numerator_bounds_every_csf() {
+        let b = band_bounds();
+        let geo = geometry(15360, 8640);
+        let mut bad = Vec::new();
+        // Per CSF: name, then per scale 1-3 [h,v; d] of `x` and of the 16K total.
+        type PerScale = [[i128; 2]; 3];
+        let mut table: Vec<(String, PerScale, PerScale)> = Vec::new();
+        for (name, c) in factor_sets() {
+            let (mut xs, mut totals) = ([[0i128; 2]; 3], [[0i128; 2]; 3]);
+            for s in 1..4 {
+                let g = &geo[s];
+                let (cub, inner) = cm_shifts_s123(g);
+                // Threshold: the 8 neighbours' flt and the centre term of each orientation.
+                let mut thr = 0i128;
+                let mut x_max = [0i128; 3];
+                for theta in 0..3 {
+                    let bb = b[s][if theta < 2 { 0 } else { 1 }] as i128 + 1;
+                    let f = c.rfactor_s123[s][theta] as i128;
+                    let csf = (bb * f + (1 << 27)) >> 28;
+                    let flt = (I4_FIX_ONE_BY_30 as i128 * csf + I4_FLT_ROUND as i128) >> 32;
+                    let centre = (I4_ONE_BY_15 as i128 * csf + I4_FLT_ROUND as i128) >> 32;
+                    thr += 8 * flt + centre;
+                    x_max[theta] = csf + 27;
+                }
+                if thr > i32::MAX as i128 {
+                    bad.push(format!("{name} scale {s}: threshold {thr} > i32::MAX"));
+                }
+                for (theta, &x) in x_max.iter().enumerate() {
+                    let x_sq = (x * x + (1 << 29)) >> 30;
+                    if x_sq > i32::MAX as i128 {
+                        bad.push(format!("{name} scale {s} theta {theta}: x_sq {x_sq} wraps"));
+                    }
+                    let term = (x_sq * x + (1 << (cub - 1))) >> cub;
+                    let row = term * g.inner.width() as i128;
+                    let total = g.inner.height() as i128 * ((row + (1 << (inner - 1))) >> inner);
+                    if row > i64::MAX as i128 || total > i64::MAX as i128 {
+                        bad.push(format!("{name} scale {s} theta {theta}: {row} {total}"));
+                    }
+                    if theta != 1 {
+                        eprintln!(
+                            "{name:>16} scale {s} {}: rfactor {:>9} x <= {x:>10} \
+                             row <= {row:.3e} total <= {total:.3e}",
+                            ["h,v", "", "d"][theta],
+                            c.rfactor_s123[s][theta],
+                            row = row as f64,
+                            total = total as f64,
+                        );
+                        xs[s - 1][theta / 2] = x;
+                        totals[s - 1][theta / 2] = total;
+                    }
+                }
+            }
+            table.push((name, xs, totals));
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+        let find = |n: &str| table.iter().find(|t| t.0 == n).unwrap();
+        // The numbers of the documentation: Watson at 3 * 1080 and the blend's 1080_3H table
+        // (the same as 2160_1.5H) bound every accepted CSF, scale by scale.
+        let (watson, blend) = (find("Watson 1080@3"), find("blend 1080@3"));
+        assert_eq!(find("blend 2160@1.5").1, blend.1);
+        assert_eq!(
+            watson.1,
+            [
+                [773_181_546, 322_096_860],
+                [539_175_509, 293_375_646],
+                [564_429_615, 368_994_234]
+            ]
+        );
+        assert_eq!(
+            blend.1,
+            [
+                [604_963_099, 265_307_984],
+                [533_921_323, 287_616_717],
+                [724_435_233, 423_063_024]
+            ]
+        );
+        for (name, xs, totals) in &table {
+            for s in 0..3 {
+                for k in 0..2 {
+                    let lim = watson.1[s][k].max(blend.1[s][k]);
+                    let tlim = watson.2[s][k].max(blend.2[s][k]);
+                    assert!(
+                        xs[s][k] <= lim && totals[s][k] <= tlim,
+                        "{name} scale {}",
+                        s + 1
+                    );
+                }
+            }
+        }
+        let largest_total = table.iter().flat_map(|t| t.2.concat()).max().unwrap();
+        assert!(largest_total < 1.4e17 as i128, "{largest_total}");
     }
 
     #[test]
@@ -2827,6 +3298,200 @@ mod tests {
         assert_eq!(c.csf_factor.map(|f| f.map(f32::to_bits)), want);
         assert_eq!(c.rfactor_s0, [4302, 4302, 4413]);
         assert_eq!(c.rfactor_s123[3], [58378216, 58378216, 30279756]);
+    }
+
+    /// Mode 2 constants against a C program that includes libvmaf's barten_csf_tools.h and
+    /// evaluates `barten_watson_blend_csf` and the `(uint16_t)(f * pow(2, 21))` (`2^23` for d)
+    /// and `(uint32_t)(f * pow(2, 32))` conversions with gcc 12 and glibc, for every
+    /// `(rdh, nvd)` pair that validation accepts in mode 2. Scale 0 does not take Watson's
+    /// hard-coded 36453/49417 in mode 2, even at 3 * 1080.
+    #[test]
+    fn blend_constants_match_libvmaf() {
+        #[rustfmt::skip]
+        // (rdh, nvd), the float factors' bits per scale [h,v; d], scale-0 i_rfactor [h,v; d],
+        // scales 1-3 rfactor [h,v; d].
+        type Case = ((u32, f64), [[u32; 2]; 4], [u16; 2], [[u32; 2]; 3]);
+        let cases: [Case; 6] = [
+            (
+                (1080, 3.0),
+                [
+                    [0x3c41d29e, 0x3b8cf7cb],
+                    [0x3ccd0353, 0x3c40f883],
+                    [0x3d2fec57, 0x3cc3efae],
+                    [0x3d701c93, 0x3d130ced],
+                ],
+                [24809, 36087],
+                [
+                    [107485848, 50586124],
+                    [184468848, 102727024],
+                    [251775280, 154193616],
+                ],
+            ),
+            (
+                (1080, 5.0),
+                [
+                    [0x3b8a04d1, 0x3a80f990],
+                    [0x3c72a173, 0x3bbfc222],
+                    [0x3cf2d3c8, 0x3c6f34d7],
+                    [0x3d42699c, 0x3ce1e2df],
+                ],
+                [8833, 8254],
+                [
+                    [63604172, 25134148],
+                    [127311424, 62706524],
+                    [203856320, 118429432],
+                ],
+            ),
+            (
+                (2160, 1.5),
+                [
+                    [0x3c41d29e, 0x3b8cf7cb],
+                    [0x3ccd0353, 0x3c40f883],
+                    [0x3d2fec57, 0x3cc3efae],
+                    [0x3d701c93, 0x3d130ced],
+                ],
+                [24809, 36087],
+                [
+                    [107485848, 50586124],
+                    [184468848, 102727024],
+                    [251775280, 154193616],
+                ],
+            ),
+            (
+                (2160, 3.0),
+                [
+                    [0x3b141c82, 0x39fb224b],
+                    [0x3c41d29e, 0x3b8cf7cb],
+                    [0x3ccd0353, 0x3c40f883],
+                    [0x3d2fec57, 0x3cc3efae],
+                ],
+                [4739, 4018],
+                [
+                    [50809464, 18476950],
+                    [107485848, 50586124],
+                    [184468848, 102727024],
+                ],
+            ),
+            (
+                (2160, 5.0),
+                [
+                    [0x38c0f020, 0x3851b717],
+                    [0x3b8a04d1, 0x3a80f990],
+                    [0x3c72a173, 0x3bbfc222],
+                    [0x3cf2d3c8, 0x3c6f34d7],
+                ],
+                [192, 419],
+                [
+                    [18090402, 4226248],
+                    [63604172, 25134148],
+                    [127311424, 62706524],
+                ],
+            ),
+            (
+                (720, 5.0),
+                [
+                    [0x3c263305, 0x3b62f380],
+                    [0x3cb8d1d9, 0x3c2875d5],
+                    [0x3d251b0d, 0x3cb2e7b4],
+                    [0x3d68533b, 0x3d0de3b9],
+                ],
+                [21273, 29049],
+                [
+                    [96898760, 44160852],
+                    [173125840, 93797792],
+                    [243610544, 148781968],
+                ],
+            ),
+        ];
+        let mut bad = Vec::new();
+        for ((rdh, nvd), bits, s0, s123) in cases {
+            let p = AdmParams {
+                csf_mode: CSF_MODE_BARTEN_WATSON_BLEND,
+                norm_view_dist: nvd,
+                ref_display_height: rdh,
+                ..AdmParams::default()
+            };
+            if let Err(e) = p.validate() {
+                bad.push(format!("{rdh}@{nvd}: {e}"));
+            }
+            let c = AdmConstants::new(&p);
+            let got = (
+                c.csf_factor.map(|f| f.map(f32::to_bits)),
+                c.rfactor_s0,
+                [1, 2, 3].map(|s| [c.rfactor_s123[s][0], c.rfactor_s123[s][2]]),
+            );
+            let want = (bits, [s0[0], s0[0], s0[1]], s123);
+            let hv_equal = (1..4).all(|s| c.rfactor_s123[s][0] == c.rfactor_s123[s][1]);
+            if got != want || !hv_equal {
+                bad.push(format!("{rdh}@{nvd}: got {got:?}, want {want:?}"));
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    /// `adm_csf_mode`: 0 and 2 are accepted (2 only with a table and nvd * rdh >= 3240), 1 and
+    /// 3 refused as not implemented, anything else as out of libvmaf's range; each error names
+    /// what it refuses.
+    #[test]
+    fn csf_mode_validation() {
+        let mode = |m: i32, rdh: u32, nvd: f64| AdmParams {
+            csf_mode: m,
+            norm_view_dist: nvd,
+            ref_display_height: rdh,
+            ..AdmParams::default()
+        };
+        let err = |p: AdmParams| match p.validate() {
+            Err(Error::Model(m)) => m,
+            other => panic!("{p:?}: {other:?}"),
+        };
+        for (rdh, nvd) in [
+            (1080, 3.0),
+            (1080, 5.0),
+            (2160, 1.5),
+            (2160, 3.0),
+            (2160, 5.0),
+            (720, 5.0),
+        ] {
+            assert!(mode(2, rdh, nvd).validate().is_ok(), "{rdh}@{nvd}");
+        }
+        // Watson takes any viewing condition from 3240 on.
+        assert!(mode(0, 1080, 4.0).validate().is_ok());
+        for (rdh, nvd) in [
+            (1080, 4.0),
+            (1080, 3.0000001),
+            (1440, 3.0),
+            (4320, 1.5),
+            (2160, 2.0),
+        ] {
+            let m = err(mode(2, rdh, nvd));
+            assert!(
+                m.contains("adm_csf_mode 2")
+                    && m.contains(&format!("adm_ref_display_height {rdh} "))
+                    && m.contains(&format!("adm_norm_view_dist {nvd} ")),
+                "{m}"
+            );
+            assert!(
+                m.contains("1080@3, 1080@5, 2160@3, 2160@5, 720@5, 2160@1.5"),
+                "{m}"
+            );
+        }
+        // A table, but below libvmaf's 3 * 1080.
+        for (rdh, nvd) in [(720, 3.0), (480, 3.0), (480, 5.0)] {
+            assert!(err(mode(2, rdh, nvd)).contains("below libvmaf's minimum 3240"));
+        }
+        for m in [1, 3] {
+            let e = err(mode(m, 1080, 3.0));
+            assert!(
+                e.contains(&format!("adm_csf_mode {m}")) && e.contains("not implemented"),
+                "{e}"
+            );
+        }
+        for m in [-1, 4] {
+            assert!(err(mode(m, 1080, 3.0)).contains("outside libvmaf's range 0 to 3"));
+        }
+        // Refused parameters still give constants without panicking.
+        let c = AdmConstants::new(&mode(2, 1080, 4.0));
+        assert_eq!((c.rfactor_s0, c.csf_factor[3]), ([0; 3], [-22.0; 2]));
     }
 
     #[test]
