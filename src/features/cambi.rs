@@ -85,9 +85,9 @@ const HRS_2160: u64 = 3840 * 2160;
 const LUMA_FOOT: i32 = 16 << 2;
 const LUMA_HEAD: i32 = 235 << 2;
 
-/// The largest value the preprocessing can produce: `(65535 + 32) >> 6` at 16 bits (also
-/// `(4095 + 2) >> 2` at 12 bits), one above the 10-bit maximum.
-const MAX_PREPROCESSED: usize = 1024;
+/// The largest frame dimension accepted (far above 16K's 15360; keeps column arithmetic in `i16`
+/// and pixel indices in `u32`).
+pub const MAX_DIMENSION: usize = 32000;
 
 /// The EOTF of the visibility thresholds (libvmaf's `eotf` / `cambi_eotf` string options).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -282,12 +282,13 @@ struct Lut {
     /// Histogram rows: the band plus `num_diffs` always-zero rows on each side, so that the
     /// neighbours `v ± d` of an in-band `v` are always rows.
     rows: usize,
-    /// For each preprocessed value 0..=1024: 0 outside the band, else its histogram row + 1.
-    code_of: Vec<u16>,
+    /// The codes (histogram row + 1) of the values that test at least one difference:
+    /// `fire_lo..=fire_lo + fire_span` (`u16::MAX`, a code that does not occur, when none).
+    fire_lo: u16,
+    fire_span: u16,
     /// For each histogram row: bit `d` set when difference `d + 1` is tested for that value
     /// (cambi.c `c_value_pixel`: `value <= tvi_for_diff[d] && value + d + 1 > vlt_luma`).
     fire: Vec<u32>,
-    weights: Vec<i32>,
 }
 
 /// CAMBI prepared for one geometry (tables, window size, scale sizes). `Send + Sync`;
@@ -324,8 +325,10 @@ impl Cambi {
             metric: "cambi",
             reason: format!("{width}x{height} at {bpc} bits: {reason}"),
         };
-        if width == 0 || height == 0 || (width as u64) * (height as u64) > u32::MAX as u64 {
-            return Err(refuse("unsupported frame size".into()));
+        if width == 0 || height == 0 || width > MAX_DIMENSION || height > MAX_DIMENSION {
+            return Err(refuse(format!(
+                "unsupported frame size (1 to {MAX_DIMENSION} in each dimension)"
+            )));
         }
         // init: enc_* and src_* default to the input size (both, when either is 0); an encode
         // larger than the input in either dimension means the input size.
@@ -503,16 +506,15 @@ impl Cambi {
 
     /// The unclipped score of one picture at geometry `g`.
     fn score(&self, p: &Plane<'_>, g: &Geometry, isa: Isa, s: &mut Scratch) -> Result<f64> {
-        validate_samples(p)?;
         match isa {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: score_avx2 only requires the CPU features of Isa::Avx2, and compute_with
             // checked that the CPU supports `isa`.
-            Isa::Avx2 => Ok(unsafe { self.score_avx2(p, g, s) }),
+            Isa::Avx2 => unsafe { self.score_avx2(p, g, s) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above, for Isa::Avx512.
-            Isa::Avx512 => Ok(unsafe { self.score_avx512(p, g, s) }),
-            _ => Ok(self.score_inner(p, g, s)),
+            Isa::Avx512 => unsafe { self.score_avx512(p, g, s) },
+            _ => self.score_inner(p, g, s, false),
         }
     }
 
@@ -520,46 +522,91 @@ impl Cambi {
     /// no FMA is enabled, and the float steps are the same IEEE operations).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt")]
-    unsafe fn score_avx2(&self, p: &Plane<'_>, g: &Geometry, s: &mut Scratch) -> f64 {
-        self.score_inner(p, g, s)
+    unsafe fn score_avx2(&self, p: &Plane<'_>, g: &Geometry, s: &mut Scratch) -> Result<f64> {
+        self.score_inner(p, g, s, true)
     }
 
     /// [`Cambi::score_inner`] compiled for AVX-512 (F, BW, VL). `avx512f` implies FMA in Rust,
     /// which changes nothing: rustc never contracts `a * b + c`.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,avx512f,avx512bw,avx512vl")]
-    unsafe fn score_avx512(&self, p: &Plane<'_>, g: &Geometry, s: &mut Scratch) -> f64 {
-        self.score_inner(p, g, s)
+    unsafe fn score_avx512(&self, p: &Plane<'_>, g: &Geometry, s: &mut Scratch) -> Result<f64> {
+        self.score_inner(p, g, s, true)
     }
 
-    /// cambi.c `preprocess_and_extract_cambi` + `cambi_score` for one picture (samples already
-    /// validated).
+    /// cambi.c `preprocess_and_extract_cambi` + `cambi_score` for one picture. `simd`: the
+    /// AVX2 kernels of module `x86` run (true only in the AVX2 and AVX-512 builds, whose
+    /// callers checked the CPU).
     #[inline(always)]
-    fn score_inner(&self, p: &Plane<'_>, g: &Geometry, s: &mut Scratch) -> f64 {
+    fn score_inner(&self, p: &Plane<'_>, g: &Geometry, s: &mut Scratch, simd: bool) -> Result<f64> {
+        validate_samples(p)?;
         let (w0, h0) = (g.width, g.height);
-        s.img.resize(w0 * h0, 0);
-        s.mask.resize(w0 * h0, 0);
-        preprocess(p, g, &mut s.img);
-        if self.anti_dither {
-            anti_dither(&mut s.img, w0, h0);
+        let (w1, h1) = g.scales[0];
+        grow(&mut s.img, w0 * h0);
+        grow(&mut s.mask, w1 * h1);
+        // 10-bit input scored at its own size without anti-dithering is its own preprocessed
+        // image: the mask and scale 0 read it in place.
+        let direct = p.bpc == 10 && g.resample.is_none() && !self.anti_dither;
+        if direct {
+            let src = View {
+                data: p.data,
+                stride: p.stride,
+            };
+            let mask = &mut s.mask[..w1 * h1];
+            spatial_mask(
+                src,
+                w0,
+                h0,
+                g.mask_index,
+                mask,
+                self.speedup,
+                &mut s.ms,
+                simd,
+            );
+            let img = &mut s.img[..w1 * h1];
+            for (i, out) in img.chunks_exact_mut(w1).enumerate() {
+                if self.speedup {
+                    decimate_row(out, &src.row(2 * i, w0)[..w0], simd);
+                } else {
+                    out.copy_from_slice(src.row(i, w0));
+                }
+            }
+        } else {
+            preprocess(p, g, &mut s.img[..w0 * h0]);
+            if self.anti_dither {
+                anti_dither(&mut s.img[..w0 * h0], w0, h0, &mut s.hbuf);
+            }
+            let mut img = std::mem::take(&mut s.img);
+            let src = View {
+                data: &img[..w0 * h0],
+                stride: w0,
+            };
+            let mask = &mut s.mask[..w1 * h1];
+            spatial_mask(
+                src,
+                w0,
+                h0,
+                g.mask_index,
+                mask,
+                self.speedup,
+                &mut s.ms,
+                simd,
+            );
+            if self.speedup {
+                decimate(&mut img, w0, h0, simd);
+            }
+            s.img = img;
         }
-        spatial_mask(
-            &s.img,
-            w0,
-            h0,
-            g.mask_index,
-            &mut s.mask,
-            &mut s.deriv,
-            &mut s.colsum,
-        );
 
         let mut scores = [0.0f64; NUM_SCALES];
         let (mut w, mut h) = (w0, h0);
         for (scale, score) in scores.iter_mut().enumerate() {
-            if scale > 0 || self.speedup {
-                decimate(&mut s.img, w, h);
-                decimate(&mut s.mask, w, h);
+            if scale > 0 {
+                decimate(&mut s.img, w, h, simd);
+                decimate(&mut s.mask, w, h, simd);
                 (w, h) = ((w + 1) >> 1, (h + 1) >> 1);
+            } else if self.speedup {
+                (w, h) = (w1, h1);
             }
             debug_assert_eq!((w, h), g.scales[scale]);
             mode_filter(&mut s.img[..w * h], w, h, &mut s.hbuf);
@@ -588,7 +635,7 @@ impl Cambi {
             score += sc * wt as f64;
         }
         let side = 2 * (g.window >> 1) + 1;
-        score / (side * side) as f64
+        Ok(score / (side * side) as f64)
     }
 
     /// The window side used for the distorted frame (and for the reference with `full_ref`).
@@ -712,6 +759,7 @@ fn resample_index(in_n: usize, out_n: usize) -> std::result::Result<Vec<u32>, St
 }
 
 /// libvmaf's `validate_image`: every sample at most `2^bpc - 1`.
+#[inline(always)]
 fn validate_samples(p: &Plane<'_>) -> Result<()> {
     let max = ((1u32 << p.bpc) - 1) as u16;
     for y in 0..p.height {
@@ -774,69 +822,127 @@ fn convert(p: &Plane<'_>, g: &Geometry, out: &mut [u16], f: impl Fn(u16) -> u16)
     }
 }
 
-/// cambi.c `anti_dithering_filter`, in place (each write reads only samples not yet written).
-fn anti_dither(img: &mut [u16], w: usize, h: usize) {
+/// cambi.c `anti_dithering_filter`. In place in C, where each write reads only samples not
+/// yet written; here each row is first copied to `tmp`. Sums of four 10-bit samples (at most
+/// 4 * 1024) fit `u16`.
+#[inline(always)]
+fn anti_dither(img: &mut [u16], w: usize, h: usize, tmp: &mut Vec<u16>) {
+    grow(tmp, w);
+    let tmp = &mut tmp[..w];
     for i in 0..h - 1 {
         let (top, bottom) = img[i * w..(i + 2) * w].split_at_mut(w);
-        for j in 0..w - 1 {
-            // At most 4 * 1024.
-            let sum = top[j] as u32 + top[j + 1] as u32 + bottom[j] as u32 + bottom[j + 1] as u32;
-            top[j] = (sum >> 2) as u16;
+        tmp.copy_from_slice(top);
+        for ((((o, &a), &b), &c), &d) in top[..w - 1]
+            .iter_mut()
+            .zip(&tmp[..w - 1])
+            .zip(&tmp[1..])
+            .zip(&bottom[..w - 1])
+            .zip(&bottom[1..])
+        {
+            *o = (a + b + c + d) >> 2;
         }
-        top[w - 1] = ((top[w - 1] as u32 + bottom[w - 1] as u32) >> 1) as u16;
+        top[w - 1] = (tmp[w - 1] + bottom[w - 1]) >> 1;
     }
     let last = &mut img[(h - 1) * w..h * w];
-    for j in 0..w - 1 {
-        last[j] = ((last[j] as u32 + last[j + 1] as u32) >> 1) as u16;
+    tmp.copy_from_slice(last);
+    for ((o, &a), &b) in last[..w - 1].iter_mut().zip(&tmp[..w - 1]).zip(&tmp[1..]) {
+        *o = (a + b) >> 1;
     }
 }
 
-/// cambi.c `get_spatial_mask`: `mask = (7x7 zero-padded count of flat pixels) > mask_index`,
-/// a pixel being flat when it equals its right and bottom neighbours (or has none). The count
-/// is formed as a sliding sum of 7 rows of flags per column (at most 7, in `u8`), then a 7-tap
-/// horizontal sum (at most 49).
+/// Grow `v` to at least `n` elements (new ones default); never shrinks, so that a buffer
+/// reused across scales and frames is not refilled.
+fn grow<T: Clone + Default>(v: &mut Vec<T>, n: usize) {
+    if v.len() < n {
+        v.resize(n, T::default());
+    }
+}
+
+/// A borrowed plane of samples with a stride.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    data: &'a [u16],
+    stride: usize,
+}
+
+impl<'a> View<'a> {
+    #[inline(always)]
+    fn row(&self, r: usize, w: usize) -> &'a [u16] {
+        &self.data[r * self.stride..r * self.stride + w]
+    }
+}
+
+/// The flat-pixel flags of row `r` (cambi.c `get_derivative_data_for_row`): equal to the right
+/// and the bottom neighbour, a missing neighbour counting as equal.
 #[inline(always)]
+fn flat_row(img: View<'_>, w: usize, h: usize, r: usize, out: &mut [u8]) {
+    let row = img.row(r, w);
+    let out = &mut out[..w];
+    if r + 1 < h {
+        let below = img.row(r + 1, w);
+        for (((o, &a), &b), &c) in out[..w - 1]
+            .iter_mut()
+            .zip(&row[..w - 1])
+            .zip(&row[1..])
+            .zip(&below[..w - 1])
+        {
+            *o = ((a == b) & (a == c)) as u8;
+        }
+        out[w - 1] = (row[w - 1] == below[w - 1]) as u8;
+    } else {
+        for ((o, &a), &b) in out[..w - 1].iter_mut().zip(&row[..w - 1]).zip(&row[1..]) {
+            *o = (a == b) as u8;
+        }
+        out[w - 1] = 1;
+    }
+}
+
+/// cambi.c `get_spatial_mask`: `mask = (7x7 zero-padded count of flat pixels) > mask_index`.
+/// The count is formed as a sliding sum of 7 rows of flags per column (at most 7, in `u8`),
+/// then a 7-tap horizontal sum (at most 49, in `u8`). With `half` (the speed-up, whose scale 0
+/// decimates the mask at once), only the even rows and columns are produced, as the decimated
+/// mask (`((w + 1) >> 1) x ((h + 1) >> 1)`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn spatial_mask(
-    img: &[u16],
+    img: View<'_>,
     w: usize,
     h: usize,
     mask_index: u16,
     mask: &mut [u8],
-    deriv: &mut Vec<u8>,
-    colsum: &mut Vec<u8>,
+    half: bool,
+    s: &mut MaskScratch,
+    simd: bool,
 ) {
     const RING: usize = 2 * MASK_PAD + 2;
-    deriv.resize(RING * w, 0);
+    const TAPS: usize = 2 * MASK_PAD + 1;
+    let MaskScratch {
+        deriv,
+        colsum,
+        maskrow,
+    } = s;
+    grow(deriv, RING * w);
+    grow(maskrow, w);
     colsum.clear();
     colsum.resize(w + 2 * MASK_PAD, 0);
-    let flat_row = |r: usize, out: &mut [u8]| {
-        let row = &img[r * w..(r + 1) * w];
-        if r + 1 < h {
-            let below = &img[(r + 1) * w..(r + 2) * w];
-            for j in 0..w - 1 {
-                out[j] = (row[j] == row[j + 1] && row[j] == below[j]) as u8;
-            }
-            out[w - 1] = (row[w - 1] == below[w - 1]) as u8;
-        } else {
-            for j in 0..w - 1 {
-                out[j] = (row[j] == row[j + 1]) as u8;
-            }
-            out[w - 1] = 1;
-        }
-    };
-    let add = |r: usize, deriv: &mut [u8], colsum: &mut [u8]| {
+    let w2 = (w + 1) >> 1;
+    // The count is at most 49: a mask_index of 49 or more masks nothing.
+    let threshold = mask_index.min(255) as u8;
+    for r in 0..MASK_PAD.min(h) {
         let slot = &mut deriv[(r % RING) * w..(r % RING + 1) * w];
-        flat_row(r, slot);
+        flat_row(img, w, h, r, slot);
         for (c, &d) in colsum[MASK_PAD..MASK_PAD + w].iter_mut().zip(slot.iter()) {
             *c += d;
         }
-    };
-    for r in 0..MASK_PAD.min(h) {
-        add(r, deriv, colsum);
     }
     for i in 0..h {
         if i + MASK_PAD < h {
-            add(i + MASK_PAD, deriv, colsum);
+            let r = i + MASK_PAD;
+            let slot = &mut deriv[(r % RING) * w..(r % RING + 1) * w];
+            flat_row(img, w, h, r, slot);
+            for (c, &d) in colsum[MASK_PAD..MASK_PAD + w].iter_mut().zip(slot.iter()) {
+                *c += d;
+            }
         }
         if i > MASK_PAD {
             let r = i - MASK_PAD - 1;
@@ -845,15 +951,76 @@ fn spatial_mask(
                 *c -= d;
             }
         }
-        let out = &mut mask[i * w..(i + 1) * w];
-        let cs = &colsum[..];
+        if half && i % 2 == 1 {
+            continue;
+        }
+        let out = if half {
+            &mut maskrow[..w]
+        } else {
+            &mut mask[i * w..(i + 1) * w]
+        };
+        let cs = &colsum[..w + TAPS - 1];
         for (j, m) in out.iter_mut().enumerate() {
-            let win = &cs[j..j + 2 * MASK_PAD + 1];
-            let mut n = 0u16;
-            for &c in win {
-                n += c as u16;
-            }
-            *m = (n > mask_index) as u8;
+            let n = cs[j] + cs[j + 1] + cs[j + 2] + cs[j + 3] + cs[j + 4] + cs[j + 5] + cs[j + 6];
+            *m = (n > threshold) as u8;
+        }
+        if half {
+            decimate_row(
+                &mut mask[(i / 2) * w2..(i / 2 + 1) * w2],
+                &maskrow[..w],
+                simd,
+            );
+        }
+    }
+}
+
+/// One decimated row: `out[j] = inp[2 * j]` (`out` has `(inp.len() + 1) / 2` samples). `simd`:
+/// the AVX2 kernel runs (callers with `simd` checked the CPU).
+#[inline(always)]
+fn decimate_row<T: Decimate>(out: &mut [T], inp: &[T], simd: bool) {
+    let done = if simd { T::decimate_simd(out, inp) } else { 0 };
+    for (o, &v) in out[done..]
+        .iter_mut()
+        .zip(inp[2 * done..].iter().step_by(2))
+    {
+        *o = v;
+    }
+}
+
+/// The sample types decimated: 10-bit samples (`u16`) and mask flags (`u8`).
+trait Decimate: Copy {
+    /// Decimate a prefix of the row with the AVX2 kernel; returns the samples written.
+    fn decimate_simd(out: &mut [Self], inp: &[Self]) -> usize;
+}
+
+impl Decimate for u16 {
+    #[inline(always)]
+    fn decimate_simd(out: &mut [u16], inp: &[u16]) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: only called with `simd`, i.e. from the AVX2 and AVX-512 builds.
+            unsafe { x86::decimate_row_u16(out, inp) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (out, inp);
+            0
+        }
+    }
+}
+
+impl Decimate for u8 {
+    #[inline(always)]
+    fn decimate_simd(out: &mut [u8], inp: &[u8]) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: only called with `simd`, i.e. from the AVX2 and AVX-512 builds.
+            unsafe { x86::decimate_row_u8(out, inp) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (out, inp);
+            0
         }
     }
 }
@@ -861,58 +1028,115 @@ fn spatial_mask(
 /// cambi.c `decimate` on a compact plane, in place: `out[i][j] = in[2i][2j]`, size halved
 /// rounding up. Each write goes at or before the sample it reads, and after every sample read
 /// so far, so in place equals out of place.
-fn decimate<T: Copy>(img: &mut [T], w: usize, h: usize) {
+#[inline(always)]
+fn decimate<T: Decimate>(img: &mut [T], w: usize, h: usize, simd: bool) {
     let (w2, h2) = ((w + 1) >> 1, (h + 1) >> 1);
-    for i in 0..h2 {
-        for j in 0..w2 {
-            img[i * w2 + j] = img[2 * i * w + 2 * j];
+    for j in 0..w2 {
+        img[j] = img[2 * j];
+    }
+    for i in 1..h2 {
+        // Output row i ends at or before input row 2i starts: (i + 1) * w2 <= 2 * i * w.
+        let (out, inp) = img.split_at_mut(2 * i * w);
+        decimate_row(&mut out[i * w2..(i + 1) * w2], &inp[..w], simd);
+    }
+}
+
+/// The AVX2 kernels.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    /// `out[j] = inp[2 * j]` for the whole blocks of 16 outputs; returns the count written.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn decimate_row_u16(out: &mut [u16], inp: &[u16]) -> usize {
+        let blocks = (out.len() / 16).min(inp.len() / 32);
+        let low = _mm256_set1_epi32(0xFFFF);
+        for b in 0..blocks {
+            let src = inp[32 * b..32 * b + 32].as_ptr();
+            let dst = out[16 * b..16 * b + 16].as_mut_ptr();
+            // SAFETY: 32 samples are read at src, 16 written at dst, both in bounds (sliced
+            // above); unaligned loads and stores.
+            unsafe {
+                let x = _mm256_and_si256(_mm256_loadu_si256(src as *const __m256i), low);
+                let y = _mm256_and_si256(_mm256_loadu_si256(src.add(16) as *const __m256i), low);
+                // The even samples, zero-extended to 32 bits, packed back (no saturation: all
+                // fit 16 bits), then the 64-bit lanes put back in order.
+                let p = _mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi32(x, y));
+                _mm256_storeu_si256(dst as *mut __m256i, p);
+            }
+        }
+        blocks * 16
+    }
+
+    /// `out[j] = inp[2 * j]` for the whole blocks of 32 outputs; returns the count written.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn decimate_row_u8(out: &mut [u8], inp: &[u8]) -> usize {
+        let blocks = (out.len() / 32).min(inp.len() / 64);
+        let low = _mm256_set1_epi16(0xFF);
+        for b in 0..blocks {
+            let src = inp[64 * b..64 * b + 64].as_ptr();
+            let dst = out[32 * b..32 * b + 32].as_mut_ptr();
+            // SAFETY: as in decimate_row_u16, 64 bytes read and 32 written in bounds.
+            unsafe {
+                let x = _mm256_and_si256(_mm256_loadu_si256(src as *const __m256i), low);
+                let y = _mm256_and_si256(_mm256_loadu_si256(src.add(32) as *const __m256i), low);
+                let p = _mm256_permute4x64_epi64::<0xD8>(_mm256_packus_epi16(x, y));
+                _mm256_storeu_si256(dst as *mut __m256i, p);
+            }
+        }
+        blocks * 32
+    }
+}
+
+/// cambi.c `mode3`: the value two of the three share, else the smallest (written without
+/// branches, so that it vectorises).
+#[inline(always)]
+fn mode3(a: u16, b: u16, c: u16) -> u16 {
+    let m = a.min(b).min(c);
+    let bc = if b == c { b } else { m };
+    if (a == b) | (a == c) { a } else { bc }
+}
+
+/// The horizontal pass of cambi.c `filter_mode`: `mode3` of each sample and its two
+/// neighbours, the first and last samples copied.
+#[inline(always)]
+fn horizontal_mode(row: &[u16], out: &mut [u16]) {
+    let w = row.len();
+    let out = &mut out[..w];
+    out[0] = row[0];
+    out[w - 1] = row[w - 1];
+    if w > 2 {
+        for (((o, &a), &b), &c) in out[1..w - 1]
+            .iter_mut()
+            .zip(&row[..w - 2])
+            .zip(&row[1..w - 1])
+            .zip(&row[2..])
+        {
+            *o = mode3(a, b, c);
         }
     }
 }
 
-/// cambi.c `mode3`: the value two of the three share, else the smallest.
-#[inline(always)]
-fn mode3(a: u16, b: u16, c: u16) -> u16 {
-    if a == b || a == c {
-        a
-    } else if b == c {
-        b
-    } else {
-        a.min(b).min(c)
-    }
-}
-
 /// cambi.c `filter_mode`, in place: rows 1..h-1 become the vertical mode of the horizontal
-/// modes of rows i-1, i, i+1 (first and last columns: the samples themselves); the first and
-/// last rows are left as they are. `mode3` is symmetric, so the order of the three rows does
-/// not matter.
+/// modes of rows i-1, i, i+1; the first and last rows are left as they are. `mode3` is
+/// symmetric, so the order of the three rows does not matter.
 #[inline(always)]
 fn mode_filter(img: &mut [u16], w: usize, h: usize, hbuf: &mut Vec<u16>) {
     if h < 3 {
         return;
     }
-    hbuf.resize(3 * w, 0);
-    let horizontal = |row: &[u16], out: &mut [u16]| {
-        out[0] = row[0];
-        if w > 1 {
-            out[w - 1] = row[w - 1];
-        }
-        if w > 2 {
-            for (((o, &a), &b), &c) in out[1..w - 1]
-                .iter_mut()
-                .zip(&row[..w - 2])
-                .zip(&row[1..w - 1])
-                .zip(&row[2..])
-            {
-                *o = mode3(a, b, c);
-            }
-        }
-    };
-    horizontal(&img[..w], &mut hbuf[..w]);
-    horizontal(&img[w..2 * w], &mut hbuf[w..2 * w]);
+    grow(hbuf, 3 * w);
+    horizontal_mode(&img[..w], &mut hbuf[..w]);
+    horizontal_mode(&img[w..2 * w], &mut hbuf[w..2 * w]);
     for i in 2..h {
         let slot = i % 3;
-        horizontal(
+        horizontal_mode(
             &img[i * w..(i + 1) * w],
             &mut hbuf[slot * w..(slot + 1) * w],
         );
@@ -933,161 +1157,198 @@ fn mode_filter(img: &mut [u16], w: usize, h: usize, hbuf: &mut Vec<u16>) {
 #[derive(Clone, Copy, Debug)]
 struct ScaleStats {
     /// Sum of all c-values in units of 2^-24, saturating (only "below 2^53" matters). Each row
-    /// sums in u64 first: at most 15360 columns * 9506.25 (the largest c-value,
-    /// `9 * 4225 / 4`) * 2^24 < 2^52.
+    /// is summed first, exactly in double: at most 32000 columns * 9506.25 (the largest
+    /// c-value, `9 * 4225 / 4`) < 2^29, in multiples of 2^-24, so below 2^53 units.
     units: u64,
     /// Number of non-zero c-values.
     nonzero: usize,
 }
 
-/// A c-value in units of 2^-24 (exact: a non-zero c-value is a float of at least 0.5).
+/// A sum of c-values in units of 2^-24 (exact: a non-zero c-value is a float of at least 0.5,
+/// hence a multiple of 2^-24, and so are the sums, below 2^29 where used).
 #[inline(always)]
-fn units(c: f32) -> u64 {
-    (c as f64 * 16777216.0) as u64
+fn units(c: f64) -> u64 {
+    (c * 16777216.0) as u64
 }
 
-/// Events of one row step: pixels entering (+1) or leaving (-1) the window, linked per
-/// histogram row in column order.
+/// Samples per chunk of the row scans (whole chunks are compared as fixed-size arrays).
+const CHUNK: usize = 32;
+
+/// Lanes of the histogram updates: a run is added in aligned blocks of this many columns.
+const LANES: usize = 16;
+
+/// Columns of margin on each side of a histogram row, so that the blocks covering a run's
+/// reach (`pad` <= 32 columns beyond it, rounded out to whole blocks) stay inside the row.
+const MARGIN: usize = 48;
+
+/// The histograms of one scale: `rows` rows of counts, column `x` of row `r` at
+/// `r * stride + MARGIN + x`. The margins count as if the window went on past the frame edge;
+/// they are never read. Only the rows written since the last [`Hist::reset`] are non-zero;
+/// `reset` zeroes just those.
 #[derive(Default)]
-struct Events {
-    col: Vec<u32>,
-    delta: Vec<i16>,
-    prev: Vec<u32>,
-    last: Vec<u32>,
-    touched: Vec<u32>,
-    group: Vec<(u32, i16)>,
+struct Hist {
+    counts: Vec<i16>,
+    stride: usize,
+    /// Every row written since the last reset (start, length).
+    dirty: Vec<(usize, usize)>,
+    /// Whether row `r` (at the current stride) is in `dirty`.
+    is_dirty: Vec<bool>,
 }
 
-const NONE: u32 = u32::MAX;
+impl Hist {
+    /// All counts zero, `rows` rows for `w` columns.
+    fn reset(&mut self, rows: usize, w: usize) {
+        for &(start, len) in &self.dirty {
+            self.counts[start..start + len].fill(0);
+        }
+        self.dirty.clear();
+        self.stride = (w + 2 * MARGIN).next_multiple_of(LANES);
+        if self.counts.len() < rows * self.stride {
+            self.counts.resize(rows * self.stride, 0);
+        }
+        self.is_dirty.clear();
+        self.is_dirty.resize(rows, false);
+    }
 
-impl Events {
+    /// Row `r` (with its margins) for writing.
     #[inline(always)]
-    fn push(&mut self, row: usize, col: usize, delta: i16) {
-        let e = self.col.len() as u32;
-        self.col.push(col as u32);
-        self.delta.push(delta);
-        let last = &mut self.last[row];
-        if *last == NONE {
-            self.touched.push(row as u32);
+    fn row(&mut self, r: usize) -> &mut [i16] {
+        let stride = self.stride;
+        if !self.is_dirty[r] {
+            self.is_dirty[r] = true;
+            self.dirty.push((r * stride, stride));
         }
-        self.prev.push(*last);
-        *last = e;
+        &mut self.counts[r * stride..(r + 1) * stride]
     }
 }
 
-/// Move the window's histograms by one row: `leave` (codes of the row leaving the window) and
-/// `enter` (the row entering it); a code is 0 for a pixel that does not count, else its
-/// histogram row + 1. Every changed value's histogram row gets the box filter (width
-/// `2 * pad + 1`, clipped to `0..w`) of its ±1 events, applied by constant segments.
-#[inline(always)]
-fn step(
-    hist: &mut [i16],
-    w: usize,
-    pad: usize,
-    leave: Option<&[u16]>,
-    enter: Option<&[u16]>,
-    ev: &mut Events,
-) {
-    match (leave, enter) {
-        (Some(l), Some(e)) => {
-            const CHUNK: usize = 32;
-            let mut j0 = 0;
-            for (lc, ec) in l.chunks(CHUNK).zip(e.chunks(CHUNK)) {
-                let mut diff = 0u16;
-                for (&a, &b) in lc.iter().zip(ec) {
-                    diff |= a ^ b;
-                }
-                if diff != 0 {
-                    for (k, (&a, &b)) in lc.iter().zip(ec).enumerate() {
-                        if a != b {
-                            if a != 0 {
-                                ev.push(a as usize - 1, j0 + k, -1);
-                            }
-                            if b != 0 {
-                                ev.push(b as usize - 1, j0 + k, 1);
-                            }
-                        }
-                    }
-                }
-                j0 += CHUNK;
-            }
-        }
-        (None, Some(e)) => {
-            for (j, &b) in e.iter().enumerate() {
-                if b != 0 {
-                    ev.push(b as usize - 1, j, 1);
-                }
-            }
-        }
-        (Some(l), None) => {
-            for (j, &a) in l.iter().enumerate() {
-                if a != 0 {
-                    ev.push(a as usize - 1, j, -1);
-                }
-            }
-        }
-        (None, None) => return,
-    }
-    for t in 0..ev.touched.len() {
-        let r = ev.touched[t] as usize;
-        ev.group.clear();
-        let mut e = ev.last[r];
-        while e != NONE {
-            ev.group.push((ev.col[e as usize], ev.delta[e as usize]));
-            e = ev.prev[e as usize];
-        }
-        ev.last[r] = NONE;
-        ev.group.reverse();
-        sweep(&mut hist[r * w..(r + 1) * w], &ev.group, pad);
-    }
-    ev.touched.clear();
-    ev.col.clear();
-    ev.delta.clear();
-    ev.prev.clear();
+/// A run of equal changes of one histogram row, in consecutive columns `start..=end`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Run {
+    /// Histogram row + 1; 0 for no run.
+    code: u16,
+    /// +1 (pixels entering the window) or -1 (leaving it).
+    delta: i16,
+    start: u32,
+    end: u32,
 }
 
-/// Add to `row[x]` the sum of the deltas of the events (sorted by column) within `pad` columns
-/// of `x`. The window sum `s` changes where an event enters (`c - pad`) or leaves
-/// (`c + pad + 1`); between two such points it is one constant, added to the whole segment.
-/// `|s|` is at most the window width (one event per column); every updated count stays the
-/// true count of its window, at most `ws * ws` <= 4225.
-#[inline(always)]
-fn sweep(row: &mut [i16], events: &[(u32, i16)], pad: usize) {
-    let w = row.len();
-    let m = events.len();
-    let entry = |k: usize| (events[k].0 as usize).saturating_sub(pad);
-    let exit = |k: usize| events[k].0 as usize + pad + 1;
-    let (mut ki, mut ko) = (0usize, 0usize);
-    let mut s = 0i16;
-    if m == 0 {
-        return;
+impl Run {
+    const NONE: Run = Run {
+        code: 0,
+        delta: 0,
+        start: 0,
+        end: 0,
+    };
+
+    /// Extend the run by the change of `code` at column `j`, or close it (into `runs`) and start
+    /// anew.
+    #[inline(always)]
+    fn push(&mut self, code: u16, j: u32, delta: i16, runs: &mut Vec<Run>) {
+        if self.code == code && self.end + 1 == j {
+            self.end = j;
+        } else {
+            if self.code != 0 {
+                runs.push(*self);
+            }
+            *self = Run {
+                code,
+                delta,
+                start: j,
+                end: j,
+            };
+        }
     }
-    let mut x = entry(0);
-    loop {
-        while ki < m && entry(ki) <= x {
-            s += events[ki].1;
-            ki += 1;
+
+    /// Add `delta` times the run's box filter to its histogram row: column `x` changes by
+    /// `delta` times the number of run columns within `pad` of `x`, `min(x - (start - pad) + 1,
+    /// run length, window, (end + pad) - x + 1)`. The row's counts stay within
+    /// `0..=ws * ws + ws` while a step's runs are applied one by one (every decrement is of a
+    /// pixel counted, every increment of a pixel of the entering row), and end as the exact
+    /// counts of the new window (at most `ws * ws` <= 4225).
+    #[inline(always)]
+    fn apply(&self, hist: &mut Hist, pad: usize) {
+        const IOTA: [i16; LANES] = {
+            let mut a = [0i16; LANES];
+            let mut t = 0;
+            while t < LANES {
+                a[t] = t as i16;
+                t += 1;
+            }
+            a
+        };
+        let row = hist.row(self.code as usize - 1);
+        let (j0, j1) = (self.start as usize, self.end as usize);
+        // Storage columns of the reach, rounded out to whole blocks (inside the row: MARGIN
+        // >= pad + LANES - 1).
+        let b0 = (j0 + MARGIN - pad) / LANES;
+        let b1 = (j1 + MARGIN + pad) / LANES;
+        // Lane t of block b is column x = b * LANES + t - MARGIN; its change is
+        // max(0, min(x - (j0 - pad) + 1, plateau, (j1 + pad) - x + 1)). Columns are below
+        // MAX_DIMENSION and pad at most 32, so all of this fits i16.
+        let plateau = (j1 - j0 + 1).min(2 * pad + 1) as i16;
+        let mut up = (b0 * LANES + pad + 1) as i16 - (j0 + MARGIN) as i16;
+        let mut down = (j1 + MARGIN + pad + 1) as i16 - (b0 * LANES) as i16;
+        let delta = self.delta;
+        let (blocks, _) = row.as_chunks_mut::<LANES>();
+        for blk in &mut blocks[b0..=b1] {
+            for t in 0..LANES {
+                let cover = (up + IOTA[t]).min(plateau).min(down - IOTA[t]).max(0);
+                blk[t] += delta * cover;
+            }
+            up += LANES as i16;
+            down -= LANES as i16;
         }
-        while ko < ki && exit(ko) <= x {
-            s -= events[ko].1;
-            ko += 1;
-        }
-        let next_in = if ki < m { entry(ki) } else { usize::MAX };
-        let next_out = if ko < ki { exit(ko) } else { usize::MAX };
-        let next = next_in.min(next_out);
-        if next == usize::MAX {
-            return;
-        }
-        let end = next.min(w);
-        if s != 0 && x < end {
-            for c in &mut row[x..end] {
-                *c += s;
+    }
+}
+
+/// The changes of a column whose leaving code `a` and entering code `b` differ.
+#[inline(always)]
+fn column(sub: &mut Run, add: &mut Run, j: usize, a: u16, b: u16, runs: &mut Vec<Run>) {
+    if a != 0 {
+        sub.push(a, j as u32, -1, runs);
+    }
+    if b != 0 {
+        add.push(b, j as u32, 1, runs);
+    }
+}
+
+/// Move the window's histograms by one row: `leave` holds the codes of the row leaving the
+/// window, `enter` those of the row entering it (an all-zero row stands for none). A code is 0
+/// for a pixel that does not count, else its histogram row + 1. A column whose two codes are
+/// equal changes nothing (libvmaf's `uh_slide` skips it too); the other changes are gathered
+/// into runs of one row and sign in consecutive columns (`runs`), each applied as one box
+/// filter: a run of `n` columns costs `n + ws` additions instead of libvmaf's `n * ws`, for the
+/// same counts.
+#[inline(always)]
+fn step(hist: &mut Hist, w: usize, pad: usize, leave: &[u16], enter: &[u16], runs: &mut Vec<Run>) {
+    runs.clear();
+    let mut sub = Run::NONE;
+    let mut add = Run::NONE;
+    let (lc, lr) = leave[..w].as_chunks::<CHUNK>();
+    let (ec, er) = enter[..w].as_chunks::<CHUNK>();
+    for (k, (l, e)) in lc.iter().zip(ec).enumerate() {
+        if l != e {
+            for t in 0..CHUNK {
+                if l[t] != e[t] {
+                    column(&mut sub, &mut add, k * CHUNK + t, l[t], e[t], runs);
+                }
             }
         }
-        if next >= w {
-            return;
+    }
+    let j0 = lc.len() * CHUNK;
+    for (t, (&a, &b)) in lr.iter().zip(er).enumerate() {
+        if a != b {
+            column(&mut sub, &mut add, j0 + t, a, b, runs);
         }
-        x = next;
+    }
+    for r in [sub, add] {
+        if r.code != 0 {
+            runs.push(r);
+        }
+    }
+    for r in runs.iter() {
+        r.apply(hist, pad);
     }
 }
 
@@ -1107,76 +1368,143 @@ fn c_values(
     let CScratch {
         code,
         hist,
-        events,
+        zeros,
+        runs,
         nz_val,
         nz_idx,
     } = s;
     nz_val.clear();
     nz_idx.clear();
-    code.resize(w * h, 0);
-    for ((c, &v), &m) in code.iter_mut().zip(img).zip(mask) {
-        *c = if m != 0 {
-            lut.code_of.get(v as usize).copied().unwrap_or(0)
-        } else {
-            0
+    grow(code, w * h);
+    let code = &mut code[..w * h];
+    if lut.len == 0 {
+        code.fill(0);
+    } else {
+        // code = v - lo + nd + 1 for a masked v in lo..lo + len, else 0.
+        let lo = lut.lo as u16;
+        let span = (lut.len - 1) as u16;
+        let off = (lut.num_diffs + 1) as u16;
+        let code_of = |v: u16, m: u8| {
+            let x = v.wrapping_sub(lo);
+            if (m != 0) & (x <= span) { x + off } else { 0 }
         };
+        let (cc, cr) = code.as_chunks_mut::<CHUNK>();
+        let (ic, ir) = img.as_chunks::<CHUNK>();
+        let (mc, mr) = mask.as_chunks::<CHUNK>();
+        for ((c, i), m) in cc.iter_mut().zip(ic).zip(mc) {
+            for t in 0..CHUNK {
+                c[t] = code_of(i[t], m[t]);
+            }
+        }
+        for ((c, &v), &m) in cr.iter_mut().zip(ir).zip(mr) {
+            *c = code_of(v, m);
+        }
     }
-    let code = &code[..w * h];
-    hist.clear();
-    hist.resize(lut.rows * w, 0);
-    events.last.clear();
-    events.last.resize(lut.rows, NONE);
+    let code = &code[..];
+    hist.reset(lut.rows, w);
+    // Never written: all zero.
+    grow(zeros, w);
+    let zeros = &zeros[..w];
     let row = |r: usize| &code[r * w..(r + 1) * w];
 
     for r in 0..pad.min(h) {
-        step(hist, w, pad, None, Some(row(r)), events);
+        step(hist, w, pad, zeros, row(r), runs);
     }
-    let nd = lut.num_diffs;
     let mut total = 0u64;
     for i in 0..h {
-        let leave = (i > pad).then(|| row(i - pad - 1));
-        let enter = (i + pad < h).then(|| row(i + pad));
-        step(hist, w, pad, leave, enter, events);
+        let leave = if i > pad { row(i - pad - 1) } else { zeros };
+        let enter = if i + pad < h { row(i + pad) } else { zeros };
+        if i > pad || i + pad < h {
+            step(hist, w, pad, leave, enter, runs);
+        }
 
-        let mut row_units = 0u64;
-        for (j, &cd) in row(i).iter().enumerate() {
-            if cd == 0 {
-                continue;
-            }
-            let r = cd as usize - 1;
-            let mut fire = lut.fire[r];
-            if fire == 0 {
-                continue;
-            }
-            let at = r * w + j;
-            let p0 = hist[at] as i32;
-            let mut c = 0.0f32;
-            while fire != 0 {
-                let d = fire.trailing_zeros() as usize;
-                fire &= fire - 1;
-                let off = (d + 1) * w;
-                let p1 = hist[at + off] as i32;
-                let p2 = hist[at - off] as i32;
-                let pm = if p1 > p2 { p1 } else { p2 };
-                // At most 9 * 4225^2 / 4 < 2^26: exact in i32, rounded to float as in C.
-                let val = (lut.weights[d] * p0 * pm) as f32 * RECIP[(p0 + pm) as usize];
-                if val > c {
-                    c = val;
+        // Exact in double: a multiple of 2^-24 below 32000 * 9506.25 < 2^29.
+        let mut row_sum = 0.0f64;
+        let stride = hist.stride;
+        let counts = &hist.counts[..lut.rows * stride];
+        for (k, chunk) in row(i).chunks(CHUNK).enumerate() {
+            // Skip the chunks without a pixel whose value tests any difference (codes
+            // fire_lo..=fire_lo + fire_span; code 0 wraps far above).
+            let mut any = 0u16;
+            if let Ok(full) = <&[u16; CHUNK]>::try_from(chunk) {
+                for &cd in full {
+                    any |= (cd.wrapping_sub(lut.fire_lo) <= lut.fire_span) as u16;
+                }
+            } else {
+                for &cd in chunk {
+                    any |= (cd.wrapping_sub(lut.fire_lo) <= lut.fire_span) as u16;
                 }
             }
-            if c > 0.0 {
-                nz_val.push(c);
-                nz_idx.push((i * w + j) as u32);
-                row_units += units(c);
+            if any == 0 {
+                continue;
             }
+            let j0 = k * CHUNK;
+            row_sum += match lut.num_diffs {
+                1 => c_chunk::<1>(chunk, j0, i * w, counts, stride, lut, nz_val, nz_idx),
+                2 => c_chunk::<2>(chunk, j0, i * w, counts, stride, lut, nz_val, nz_idx),
+                4 => c_chunk::<4>(chunk, j0, i * w, counts, stride, lut, nz_val, nz_idx),
+                8 => c_chunk::<8>(chunk, j0, i * w, counts, stride, lut, nz_val, nz_idx),
+                16 => c_chunk::<16>(chunk, j0, i * w, counts, stride, lut, nz_val, nz_idx),
+                _ => c_chunk::<32>(chunk, j0, i * w, counts, stride, lut, nz_val, nz_idx),
+            };
         }
-        total = total.saturating_add(row_units);
+        total = total.saturating_add(units(row_sum));
     }
-    debug_assert!(nd <= 32);
     ScaleStats {
         units: total,
         nonzero: nz_val.len(),
     }
+}
+
+/// cambi.c `c_value_pixel` for the pixels of one chunk of a row (`ND` = `num_diffs`):
+/// records the non-zero c-values (index `row_start + j0 + t`) and returns their sum, exact in
+/// double (every partial sum is a multiple of 2^-24 below 32 * 9506.25 < 2^19).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn c_chunk<const ND: usize>(
+    codes: &[u16],
+    j0: usize,
+    row_start: usize,
+    counts: &[i16],
+    stride: usize,
+    lut: &Lut,
+    nz_val: &mut Vec<f32>,
+    nz_idx: &mut Vec<u32>,
+) -> f64 {
+    let mut sum = 0.0f64;
+    for (t, &cd) in codes.iter().enumerate() {
+        if cd == 0 {
+            continue;
+        }
+        let r = cd as usize - 1;
+        let fire = lut.fire[r];
+        if fire == 0 {
+            continue;
+        }
+        let at = r * stride + MARGIN + j0 + t;
+        let p0 = counts[at] as i32;
+        let mut c = 0.0f32;
+        // Every difference is evaluated (rows r - ND..=r + ND exist, their counts are those
+        // of one window, so p0 + pm <= ws * ws), and only the tested ones are kept: the max of
+        // the same floats as libvmaf's.
+        for d in 0..ND {
+            let off = (d + 1) * stride;
+            let p1 = counts[at + off] as i32;
+            let p2 = counts[at - off] as i32;
+            let pm = if p1 > p2 { p1 } else { p2 };
+            // At most 9 * 4225^2 / 4 < 2^26: exact in i32, rounded to float as in C.
+            let val = (CONTRAST_WEIGHTS[d] * p0 * pm) as f32 * RECIP[(p0 + pm) as usize];
+            if (fire >> d) & 1 != 0 && val > c {
+                c = val;
+            }
+        }
+        if c > 0.0 {
+            nz_val.push(c);
+            nz_idx.push((row_start + j0 + t) as u32);
+            sum += c as f64;
+        }
+    }
+    sum
 }
 
 /// 2^53 units of 2^-24: below it, every partial sum of c-values is exact in double.
@@ -1200,7 +1528,7 @@ fn pool(
         } else {
             // The k largest of the non-zero values (positive floats order as their bits).
             nz_val.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
-            nz_val[..k].iter().map(|&c| units(c)).sum::<u64>()
+            nz_val[..k].iter().map(|&c| units(c as f64)).sum::<u64>()
         };
         return (sum as f64 * (1.0 / 16777216.0)) / k as f64;
     }
@@ -1265,19 +1593,31 @@ fn average_topk(arr: &[f32], k: usize) -> f64 {
 struct Scratch {
     img: Vec<u16>,
     mask: Vec<u8>,
-    deriv: Vec<u8>,
-    colsum: Vec<u8>,
+    ms: MaskScratch,
     hbuf: Vec<u16>,
     cv: CScratch,
     full: Vec<f32>,
+}
+
+/// The working memory of [`spatial_mask`].
+#[derive(Default)]
+struct MaskScratch {
+    /// The flat flags of the last 8 rows.
+    deriv: Vec<u8>,
+    /// Per column, the count of flat pixels in the 7 rows around the current one (at most 7),
+    /// with 3 zero columns on each side.
+    colsum: Vec<u8>,
+    /// One full-width mask row, before its decimation.
+    maskrow: Vec<u8>,
 }
 
 /// The working memory of [`c_values`].
 #[derive(Default)]
 struct CScratch {
     code: Vec<u16>,
-    hist: Vec<i16>,
-    events: Events,
+    hist: Hist,
+    zeros: Vec<u16>,
+    runs: Vec<Run>,
     nz_val: Vec<f32>,
     nz_idx: Vec<u32>,
 }
@@ -1417,13 +1757,6 @@ impl Lut {
         let hi = tvi[nd - 1] as i32;
         let len = if hi >= lo { (hi - lo + 1) as usize } else { 0 };
         let rows = len + 2 * nd;
-        let mut code_of = vec![0u16; MAX_PREPROCESSED + 1];
-        for (v, c) in code_of.iter_mut().enumerate() {
-            let v = v as i32;
-            if v >= lo && v <= hi {
-                *c = (v - lo + nd as i32 + 1) as u16;
-            }
-        }
         let mut fire = vec![0u32; rows];
         for v in lo..=hi {
             let value = v + nd as i32;
@@ -1443,6 +1776,17 @@ impl Lut {
             }
             fire[(v - lo) as usize + nd] = bits;
         }
+        let fired = || {
+            fire.iter()
+                .enumerate()
+                .filter(|(_, f)| **f != 0)
+                .map(|(r, _)| r)
+        };
+        let (fire_lo, fire_span) = match (fired().next(), fired().last()) {
+            (Some(a), Some(b)) => ((a + 1) as u16, (b - a) as u16),
+            // No code reaches u16::MAX (at most 1025 + 64 rows).
+            _ => (u16::MAX, 0),
+        };
         Ok(Lut {
             num_diffs: nd,
             tvi,
@@ -1450,9 +1794,9 @@ impl Lut {
             lo,
             len,
             rows,
-            code_of,
+            fire_lo,
+            fire_span,
             fire,
-            weights: CONTRAST_WEIGHTS[..nd].to_vec(),
         })
     }
 }
