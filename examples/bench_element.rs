@@ -2,12 +2,13 @@
 //!
 //!   cargo run --release --example bench_element -- [--backend cpu|cuda|auto]... \
 //!       [--memory pinned|pageable|both] [--distinct N] [--latency-frames N] [--rate FPS] \
-//!       [--metric psnr|ssim|ms-ssim|ciede|psnr-hvs]... [--all-metrics] [--gray | --nv12] \
+//!       [--metric psnr|ssim|ms-ssim|ciede|psnr-hvs|cambi|speed-chroma]... [--all-metrics] \
+//!       [--model NAME] [--gray | --nv12] \
 //!       [WxH:BPC:FRAMES ...]
 //!
 //! Default: backend cuda, memory both, sizes 1920x1080:8:3000 and 3840x2160:10:600 (I420 and
 //! I420_10LE; GRAY8/GRAY16_LE with --gray; with --nv12 what hardware decoders give: NV12 at 8
-//! bits, P010_10LE at 10), model vmaf_v0.6.1; `--metric` turns on a companion
+//! bits, P010_10LE at 10), model vmaf_v0.6.1 (`--model` another, e.g. vmaf_v1.0.16_3d0h); `--metric` turns on a companion
 //! metric (the element property of that name), `--all-metrics` all five.
 //!
 //! The pipeline is built in code: two appsrcs (reference and distorted) into the element's
@@ -49,6 +50,9 @@ struct Case {
     bpc: u8,
     frames: usize,
 }
+
+/// `--model NAME`: the element's model-filename (vmaf_v0.6.1 when not given).
+static MODEL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 struct Opts {
     backends: Vec<String>,
@@ -95,6 +99,9 @@ fn parse() -> Opts {
             "--gray" => o.gray = true,
             "--nv12" => o.nv12 = true,
             "--metric" => o.metrics.push(val()),
+            "--model" => {
+                let _ = MODEL.set(val());
+            }
             "--all-metrics" => {
                 o.metrics = ["psnr", "ssim", "ms-ssim", "ciede", "psnr-hvs"]
                     .map(String::from)
@@ -269,7 +276,12 @@ fn run(
     let v = metrics
         .iter()
         .fold(
-            gst::ElementFactory::make("vmafgpu").property_from_str("backend", backend),
+            gst::ElementFactory::make("vmafgpu")
+                .property_from_str("backend", backend)
+                .property(
+                    "model-filename",
+                    MODEL.get().map_or("vmaf_v0.6.1", String::as_str),
+                ),
             |b, m| b.property(m.as_str(), true),
         )
         .build()
