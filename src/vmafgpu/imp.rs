@@ -193,6 +193,9 @@ struct State {
     warned_unmatched_ref: bool,
     warned_unmatched_dist: bool,
     warned_untimed: bool,
+    /// `sync=index` pairs whose running times are at least half a frame apart.
+    skewed_pairs: u64,
+    warned_skew: bool,
     total: Span,
     window: Span,
     report_frames: Vec<ReportFrame>,
@@ -643,6 +646,8 @@ impl VmafGpu {
         Head {
             running_time,
             duration: buf.duration().or_else(|| frame_duration(info)),
+            // GAP buffers (the aggregator's form of GAP events) carry no picture
+            gap: buf.flags().contains(gst::BufferFlags::GAP) && buf.size() == 0,
         }
     }
 
@@ -873,6 +878,7 @@ impl VmafGpu {
             }
             Unpaired::PartnerEos => "the other pad is at EOS",
             Unpaired::Timeout => "its partner did not arrive before the deadline",
+            Unpaired::Gap => "the other pad has a GAP (a dropped frame) in its slot (sync=index)",
         };
         gst::debug!(
             CAT,
@@ -1151,10 +1157,12 @@ impl VmafGpu {
         gst::info!(
             CAT,
             imp = self,
-            "EOS: {} frames scored, {} + {} unmatched, score {:?}",
+            "EOS: {} frames scored, {} + {} unmatched, {} pairs with timestamps half a frame \
+             or more apart (sync=index), score {:?}",
             pooled.scores.frames,
             pooled.unmatched_ref,
             pooled.unmatched_dist,
+            state.skewed_pairs,
             pooled.scores.score()
         );
         out.messages.push(pooled.into());
@@ -1305,6 +1313,8 @@ impl AggregatorImpl for VmafGpu {
             warned_unmatched_ref: false,
             warned_unmatched_dist: false,
             warned_untimed: false,
+            skewed_pairs: 0,
+            warned_skew: false,
             total: Span::default(),
             window: Span::default(),
             report_frames: Vec::new(),
@@ -1368,20 +1378,6 @@ impl AggregatorImpl for VmafGpu {
         let ref_buf = self.ref_pad.peek_buffer();
         let dist_buf = self.dist_pad.peek_buffer();
 
-        // GAP buffers (the aggregator's form of GAP events) carry no picture: drop the
-        // reference ones, pass the distorted ones on; their partners end up unmatched.
-        let is_gap = |b: &gst::Buffer| b.flags().contains(gst::BufferFlags::GAP) && b.size() == 0;
-        if ref_buf.as_ref().is_some_and(is_gap) {
-            gst::debug!(CAT, imp = self, "dropping reference GAP buffer");
-            self.ref_pad.drop_buffer();
-            return Ok(gst::FlowSuccess::Ok);
-        }
-        if dist_buf.as_ref().is_some_and(is_gap) {
-            gst::debug!(CAT, imp = self, "passing distorted GAP buffer on");
-            let buf = self.dist_pad.pop_buffer().expect("peeked");
-            return self.push_dist(buf);
-        }
-
         let ref_eos = self.ref_pad.is_eos();
         let dist_eos = self.dist_pad.is_eos();
         let mut out = Output::default();
@@ -1407,13 +1403,56 @@ impl AggregatorImpl for VmafGpu {
                 Decision::PassDist(why) => {
                     self.unmatched(state, false, why, dh.and_then(|h| h.running_time), &mut out)
                 }
+                Decision::GapSlot { ref_gap, dist_gap } => {
+                    if !ref_gap {
+                        let rt = rh.and_then(|h| h.running_time);
+                        self.unmatched(state, true, Unpaired::Gap, rt, &mut out)
+                    }
+                    if !dist_gap {
+                        let rt = dh.and_then(|h| h.running_time);
+                        self.unmatched(state, false, Unpaired::Gap, rt, &mut out)
+                    }
+                }
+                Decision::Pair { .. } if state.settings.sync == Sync::Index => {
+                    if let (Some(r), Some(d)) = (rh, dh)
+                        && pairing::skewed(&r, &d)
+                    {
+                        state.skewed_pairs += 1;
+                        gst::debug!(
+                            CAT,
+                            imp = self,
+                            "pair {} by arrival: running times {} and {} are at least half a \
+                             frame apart ({} such pairs)",
+                            state.next_index,
+                            r.running_time.display(),
+                            d.running_time.display(),
+                            state.skewed_pairs
+                        );
+                        if !state.warned_skew {
+                            state.warned_skew = true;
+                            out.warnings.push(format!(
+                                "sync=index: pair {} has timestamps at least half a frame apart \
+                                 (ref_sink running time {}, dist_sink {}): 1 pair so far; \
+                                 the streams are not aligned, their frames may be paired with \
+                                 the wrong partners (this warning is posted once; the EOS log \
+                                 line has the count)",
+                                state.next_index,
+                                r.running_time.display(),
+                                d.running_time.display()
+                            ));
+                        }
+                    }
+                }
                 _ => {}
             }
             // once a pad is at EOS no pair can come: finish scoring now so that the last
             // frames' messages do not wait for the other pad's EOS
             let end_now = (ref_eos || dist_eos)
                 && !state.scoring_ended
-                && !matches!(d, Decision::Pair { .. } | Decision::Eos);
+                && !matches!(
+                    d,
+                    Decision::Pair { .. } | Decision::Eos | Decision::GapSlot { .. }
+                );
             if end_now {
                 state.scoring_ended = true;
             }
@@ -1436,6 +1475,38 @@ impl AggregatorImpl for VmafGpu {
                 self.ref_pad.drop_buffer();
                 self.post(out);
                 Ok(gst::FlowSuccess::Ok)
+            }
+            Decision::GapSlot { ref_gap, dist_gap } => {
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "sync=index: a GAP is its pad's frame of this slot (ref_sink {}, dist_sink \
+                     {}): both heads popped, the distorted one passed on",
+                    if ref_gap { "GAP" } else { "frame, unmatched" },
+                    if dist_gap { "GAP" } else { "frame, unmatched" },
+                );
+                self.ref_pad.drop_buffer();
+                let d = self.dist_pad.pop_buffer();
+                self.post(out);
+                match d {
+                    Some(d) => self.push_dist(d),
+                    None => Ok(gst::FlowSuccess::Ok),
+                }
+            }
+            Decision::SkipGap { is_ref: true } => {
+                gst::debug!(CAT, imp = self, "dropping reference GAP buffer");
+                self.ref_pad.drop_buffer();
+                self.post(out);
+                Ok(gst::FlowSuccess::Ok)
+            }
+            Decision::SkipGap { is_ref: false } => {
+                gst::debug!(CAT, imp = self, "passing distorted GAP buffer on");
+                let d = self.dist_pad.pop_buffer();
+                self.post(out);
+                match d {
+                    Some(d) => self.push_dist(d),
+                    None => Ok(gst::FlowSuccess::Ok),
+                }
             }
             Decision::PassDist(_) => {
                 let d = self.dist_pad.pop_buffer().expect("peeked");
