@@ -177,3 +177,189 @@ fn index_pipeline_with_dropped_frames_scores_the_aligned_pairs() {
         "pooled {score} with drops, {clean_score} without"
     );
 }
+
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("vmafgpu-robust-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The element with `results-filename=path` taken from NULL to PAUSED: the state change's
+/// result and the bus messages.
+fn start_with_report(path: &str) -> (bool, Messages, gst::Element) {
+    init();
+    let element = gst::ElementFactory::make("vmafgpu")
+        .property("results-filename", path)
+        .build()
+        .unwrap();
+    let bus = gst::Bus::new();
+    element.set_bus(Some(&bus));
+    let ok = element.set_state(gst::State::Paused).is_ok();
+    (ok, collect(&bus), element)
+}
+
+/// A report path that cannot be written fails the start, with an error naming the path and the
+/// OS error (not a warning at EOS).
+#[test]
+fn an_unwritable_report_path_fails_the_start() {
+    let dir = scratch("unwritable");
+    let missing = dir.join("no-such-dir/r.json");
+    let cases = [
+        (missing.to_str().unwrap().to_string(), "No such file"),
+        (dir.to_str().unwrap().to_string(), "directory"),
+    ];
+    let mut bad = Vec::new();
+    for (path, os) in &cases {
+        let (ok, m, element) = start_with_report(path);
+        element.set_state(gst::State::Null).unwrap();
+        if ok {
+            bad.push(format!("{path}: the start succeeded"));
+            continue;
+        }
+        let named = m
+            .errors
+            .iter()
+            .any(|(e, _)| e.contains(path.as_str()) && e.contains(os));
+        if !named {
+            bad.push(format!(
+                "{path}: no error naming it and '{os}': {:?}",
+                m.errors
+            ));
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Four pairs through the element with `results-filename=path`; its messages.
+fn run_with_report(path: &str) -> Messages {
+    let info = i420();
+    let mut rig = rig(&[("results-filename", path)], &info.to_caps().unwrap());
+    let (r, d) = clip(&info, 4);
+    for i in 0..4 {
+        rig.r.push(r[i].clone()).unwrap();
+        rig.d.push(d[i].clone()).unwrap();
+    }
+    rig.finish();
+    rig.messages()
+}
+
+/// A write that fails at EOS (/dev/full: no space left) is an error message.
+#[test]
+fn a_report_write_failure_at_eos_is_an_error() {
+    let m = run_with_report("/dev/full");
+    assert_eq!(m.pooled.len(), 1);
+    assert!(
+        m.errors.iter().any(|(e, _)| e.contains("/dev/full")),
+        "errors {:?}, warnings {:?}",
+        m.errors,
+        m.warnings
+    );
+}
+
+/// A symbolic link is written through: the link stays, its target gets the report.
+#[test]
+fn a_symlinked_report_path_writes_the_target() {
+    let dir = scratch("symlink");
+    let target = dir.join("target.json");
+    std::fs::write(&target, "old").unwrap();
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink("target.json", &link).unwrap();
+    // and a dangling link: its target is created
+    let dangling = dir.join("dangling.json");
+    std::os::unix::fs::symlink("new.json", &dangling).unwrap();
+    let m = run_with_report(link.to_str().unwrap());
+    assert!(m.errors.is_empty(), "{:?}", m.errors);
+    let m = run_with_report(dangling.to_str().unwrap());
+    assert!(m.errors.is_empty(), "{:?}", m.errors);
+    let mut bad = Vec::new();
+    for (l, t) in [(&link, "target.json"), (&dangling, "new.json")] {
+        let meta = std::fs::symlink_metadata(l).unwrap();
+        if !meta.file_type().is_symlink() {
+            bad.push(format!("{} is no longer a symbolic link", l.display()));
+        }
+        let text = std::fs::read_to_string(dir.join(t)).unwrap_or_default();
+        if !text.contains("pooled_metrics") {
+            bad.push(format!("{t} holds no report: {text:?}"));
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    if left.len() != 4 {
+        bad.push(format!("files left: {left:?}"));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// A FIFO is written directly: it stays a FIFO and its reader gets the report.
+#[test]
+fn a_fifo_report_path_is_written_directly() {
+    let dir = scratch("fifo");
+    let fifo = dir.join("r.json");
+    let st = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let f = fifo.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::fs::read_to_string(&f));
+    });
+    let m = run_with_report(fifo.to_str().unwrap());
+    let got = rx.recv_timeout(std::time::Duration::from_secs(20));
+    let is_fifo = {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::symlink_metadata(&fifo)
+            .map(|m| m.file_type().is_fifo())
+            .unwrap_or(false)
+    };
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(m.errors.is_empty(), "{:?}", m.errors);
+    assert!(is_fifo, "the FIFO was replaced");
+    let text = got.expect("the FIFO's reader got nothing").unwrap();
+    assert!(text.contains("pooled_metrics"), "{text:?}");
+}
+
+/// Two elements on one path in one process each have their own temporary (created at start),
+/// and both reports are written; a stale temporary of a dead process is removed at start.
+#[test]
+fn two_elements_on_one_path_and_a_stale_temporary() {
+    let dir = scratch("two");
+    let path = dir.join("r.json");
+    // the temporary a killed process left (its pid: a child that has exited)
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let stale = dir.join(format!(".r.json.vmafgpu-{dead}-0.tmp"));
+    std::fs::write(&stale, "half a report").unwrap();
+
+    let p = path.to_str().unwrap();
+    let (ok_a, ma, a) = start_with_report(p);
+    let (ok_b, mb, b) = start_with_report(p);
+    let temporaries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    a.set_state(gst::State::Null).unwrap();
+    b.set_state(gst::State::Null).unwrap();
+    let m = run_with_report(p);
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let left = std::fs::read_dir(&dir).unwrap().count();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(ok_a && ok_b, "{:?} {:?}", ma.errors, mb.errors);
+    assert_eq!(
+        temporaries.len(),
+        2,
+        "two distinct temporaries: {temporaries:?}"
+    );
+    assert!(
+        !temporaries.iter().any(|t| stale.ends_with(t)),
+        "the stale temporary is still there: {temporaries:?}"
+    );
+    assert!(m.errors.is_empty() && m.warnings.is_empty(), "{m:?}");
+    assert!(text.contains("pooled_metrics"));
+    assert_eq!(left, 1, "temporaries left behind");
+}

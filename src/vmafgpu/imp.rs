@@ -211,6 +211,8 @@ struct State {
     /// The pinned-memory allocator offered upstream (CUDA), made by the first ALLOCATION query.
     #[cfg(feature = "cuda")]
     pinned: Option<super::host_input::PinnedAllocator>,
+    /// The report file, checked (its temporary created) at start; None once written.
+    report: Option<report::ReportTarget>,
     eos_done: bool,
     started: Option<Instant>,
     scored_frames_time: Option<Instant>,
@@ -221,6 +223,8 @@ struct State {
 struct Output {
     messages: Vec<gst::Structure>,
     warnings: Vec<String>,
+    /// Error messages, posted after the other messages (the stream still ends with EOS).
+    errors: Vec<(gst::ResourceError, String)>,
 }
 
 pub struct VmafGpu {
@@ -338,7 +342,9 @@ impl ObjectImpl for VmafGpu {
                     .nick("Results file")
                     .blurb(
                         "Write libvmaf's report (format: results-format) to this file at EOS, \
-                         through a temporary file renamed into place; numbers have 17 significant \
+                         through a temporary file beside it (created at start: an unwritable path \
+                         fails the start) renamed into place, symbolic links followed; FIFOs and \
+                         devices (/dev/stdout) are written directly; numbers have 17 significant \
                          digits (NULL = no report)",
                     )
                     .mutable_ready()
@@ -843,6 +849,10 @@ impl VmafGpu {
                 gst::debug!(CAT, imp = self, "no bus to post a message on");
             }
         }
+        for (kind, e) in out.errors {
+            gst::error!(CAT, imp = self, "{e}");
+            gst::element_imp_error!(self, kind, ("{}", e));
+        }
     }
 
     /// Push a distorted buffer out of `src` and advance the output position.
@@ -1184,12 +1194,24 @@ impl VmafGpu {
                 pooled: &pooled_stats,
             };
             let text = report.render(state.settings.results_format.report_format());
+            let target = state.report.take();
             drop(guard);
-            match report::write_atomically(Path::new(&path), &text) {
-                Ok(()) => gst::info!(CAT, imp = self, "wrote report {path}"),
-                Err(e) => out
-                    .warnings
-                    .push(format!("could not write results-filename '{path}': {e}")),
+            // a second EOS (after a flushing seek) writes the report again
+            let target = match target {
+                Some(t) => Ok(t),
+                None => report::ReportTarget::prepare(Path::new(&path)).map(|(t, _)| t),
+            };
+            match target.and_then(|mut t| t.write(&text).map(|()| t)) {
+                Ok(t) => gst::info!(
+                    CAT,
+                    imp = self,
+                    "wrote report {path} ({})",
+                    t.path().display()
+                ),
+                Err(e) => out.errors.push((
+                    gst::ResourceError::Write,
+                    format!("Cannot write results-filename '{path}': {e}"),
+                )),
             }
         }
         Ok(())
@@ -1295,6 +1317,27 @@ impl AggregatorImpl for VmafGpu {
             gst::warning!(CAT, imp = self, "{msg}");
             gst::element_imp_info!(self, gst::ResourceError::NotFound, ("{}", msg), ["{}", msg]);
         }
+        // The report's path is checked now, not at EOS: a missing or read-only directory, or a
+        // directory as the target, fails the start (its temporary is created beside it now).
+        let report_target = match &settings.results_filename {
+            None => None,
+            Some(path) => match report::ReportTarget::prepare(Path::new(path)) {
+                Ok((target, stale)) => {
+                    for p in stale {
+                        gst::info!(CAT, imp = self, "removed stale temporary {}", p.display());
+                    }
+                    gst::debug!(CAT, imp = self, "report target {target:?}");
+                    Some(target)
+                }
+                Err(e) => {
+                    gst::error!(CAT, imp = self, "results-filename '{path}': {e}");
+                    return Err(gst::error_msg!(
+                        gst::ResourceError::OpenWrite,
+                        ("Cannot write results-filename '{}': {}", path, e)
+                    ));
+                }
+            },
+        };
         *self.state.lock().unwrap() = Some(State {
             settings,
             scorer: Some(scorer),
@@ -1324,6 +1367,7 @@ impl AggregatorImpl for VmafGpu {
             host_msb,
             #[cfg(feature = "cuda")]
             pinned: None,
+            report: report_target,
             eos_done: false,
             started: None,
             scored_frames_time: None,
