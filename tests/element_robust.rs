@@ -363,3 +363,75 @@ fn two_elements_on_one_path_and_a_stale_temporary() {
     assert!(text.contains("pooled_metrics"));
     assert_eq!(left, 1, "temporaries left behind");
 }
+
+/// Nothing paired at all (a distorted stream that decodes to nothing): an error, after the
+/// pooled message; the stream still ends with EOS.
+#[test]
+fn nothing_paired_is_an_error() {
+    let info = i420();
+    let (r, _) = clip(&info, 3);
+    let mut rig = rig(&[], &info.to_caps().unwrap());
+    // the distorted pad ends first (a full reference queue would wait for a partner)
+    rig.d.push_event(gst::event::Eos::new());
+    for b in &r {
+        rig.r.push(b.clone()).unwrap();
+    }
+    rig.r.push_event(gst::event::Eos::new());
+    rig.drain();
+    let m = rig.messages();
+    assert_eq!(m.pooled.len(), 1);
+    assert_eq!(m.pooled[0].scores.frames, 0);
+    assert!(
+        m.errors
+            .iter()
+            .any(|(e, _)| e.contains("nothing was paired")),
+        "errors {:?}",
+        m.errors
+    );
+}
+
+/// start() failures say what failed: a backend that cannot start is not "Cannot load VMAF
+/// model"; and backend=auto falling back to the CPU is a warning message.
+#[test]
+fn start_errors_name_what_failed_and_the_cpu_fallback_warns() {
+    use gstvmafgpu::engine::{BackendKind, Scorer};
+    init();
+    let mut bad = Vec::new();
+    let cuda = ScorerConfig {
+        backend: BackendKind::Cuda,
+        ..ScorerConfig::default()
+    };
+    if Scorer::new(cuda).is_err() {
+        let element = gst::ElementFactory::make("vmafgpu")
+            .property_from_str("backend", "cuda")
+            .build()
+            .unwrap();
+        let bus = gst::Bus::new();
+        element.set_bus(Some(&bus));
+        assert!(element.set_state(gst::State::Paused).is_err());
+        element.set_state(gst::State::Null).unwrap();
+        let m = collect(&bus);
+        match m.errors.first() {
+            Some((e, _)) if e.contains("model") || !e.contains("cuda") => {
+                bad.push(format!("backend failure reads: {e}"))
+            }
+            None => bad.push("no error for backend=cuda".into()),
+            _ => {}
+        }
+    }
+    let auto_on_cpu = Scorer::new(ScorerConfig::default())
+        .map(|s| s.backend_name() == "cpu")
+        .unwrap_or(false);
+    if auto_on_cpu && cfg!(any(feature = "cuda", feature = "hip")) {
+        let element = gst::ElementFactory::make("vmafgpu").build().unwrap();
+        let bus = gst::Bus::new();
+        element.set_bus(Some(&bus));
+        element.set_state(gst::State::Paused).unwrap();
+        element.set_state(gst::State::Null).unwrap();
+        let m = collect(&bus);
+        if m.fallback.len() != 1 {
+            bad.push(format!("no fallback warning: {:?}", m.warnings));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

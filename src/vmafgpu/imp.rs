@@ -218,13 +218,22 @@ struct State {
     scored_frames_time: Option<Instant>,
 }
 
+/// The domain of an error `aggregate()` posts.
+#[derive(Clone, Copy, Debug)]
+enum ErrorKind {
+    /// A report that cannot be written.
+    Write,
+    /// Nothing was paired.
+    NothingPaired,
+}
+
 /// What `aggregate()` hands out once the state lock is dropped.
 #[derive(Default)]
 struct Output {
     messages: Vec<gst::Structure>,
     warnings: Vec<String>,
     /// Error messages, posted after the other messages (the stream still ends with EOS).
-    errors: Vec<(gst::ResourceError, String)>,
+    errors: Vec<(ErrorKind, String)>,
 }
 
 pub struct VmafGpu {
@@ -851,7 +860,14 @@ impl VmafGpu {
         }
         for (kind, e) in out.errors {
             gst::error!(CAT, imp = self, "{e}");
-            gst::element_imp_error!(self, kind, ("{}", e));
+            match kind {
+                ErrorKind::Write => {
+                    gst::element_imp_error!(self, gst::ResourceError::Write, ("{}", e))
+                }
+                ErrorKind::NothingPaired => {
+                    gst::element_imp_error!(self, gst::StreamError::Failed, ("{}", e))
+                }
+            }
         }
     }
 
@@ -1147,6 +1163,41 @@ impl VmafGpu {
         self.summary(out)
     }
 
+    /// At EOS: no frame scored is a warning, nothing paired at all an error (posted after the
+    /// pooled message; the stream still ends with EOS).
+    fn check_scored(&self, out: &mut Output) {
+        let guard = self.state.lock().unwrap();
+        let Some(state) = guard.as_ref() else {
+            return;
+        };
+        if state.total.pool.frames() > 0 {
+            return;
+        }
+        let (pairs, ur, ud) = (state.next_index, state.unmatched_ref, state.unmatched_dist);
+        drop(guard);
+        if pairs == 0 {
+            gst::debug!(CAT, imp = self, "EOS with nothing paired: error");
+            out.errors.push((
+                ErrorKind::NothingPaired,
+                format!(
+                    "No frame was scored: nothing was paired ({ur} reference and {ud} distorted \
+                     frames unmatched; a stream that decodes to nothing, or timestamps that do \
+                     not overlap?)"
+                ),
+            ));
+        } else {
+            gst::debug!(
+                CAT,
+                imp = self,
+                "EOS with {pairs} pairs and no frame scored: warning"
+            );
+            out.warnings.push(format!(
+                "No frame was scored although {pairs} pairs were formed ({ur} reference and {ud} \
+                 distorted frames unmatched)"
+            ));
+        }
+    }
+
     /// The pooled message and the report, once per stream (scoring ends).
     fn summary(&self, out: &mut Output) -> Result<(), gst::FlowError> {
         let mut guard = self.state.lock().unwrap();
@@ -1209,7 +1260,7 @@ impl VmafGpu {
                     t.path().display()
                 ),
                 Err(e) => out.errors.push((
-                    gst::ResourceError::Write,
+                    ErrorKind::Write,
                     format!("Cannot write results-filename '{path}': {e}"),
                 )),
             }
@@ -1269,10 +1320,32 @@ impl AggregatorImpl for VmafGpu {
         gst::debug!(CAT, imp = self, "starting with {cfg:?}");
         let scorer = engine::Scorer::new(cfg).map_err(|e| {
             gst::error!(CAT, imp = self, "cannot start the VMAF engine: {e}");
-            gst::error_msg!(
-                gst::LibraryError::Settings,
-                ("Cannot load VMAF model '{}': {e}", settings.model_filename)
-            )
+            // say what failed: the model, the backend, the engine's threads, or the settings
+            match &e {
+                crate::Error::Model(_) => gst::error_msg!(
+                    gst::LibraryError::Settings,
+                    ("Cannot load VMAF model '{}': {e}", settings.model_filename)
+                ),
+                crate::Error::Backend(_) => gst::error_msg!(
+                    gst::LibraryError::Init,
+                    (
+                        "Cannot start backend={} (device-id {}): {e}",
+                        format!("{:?}", settings.backend).to_lowercase(),
+                        settings.device_id
+                    )
+                ),
+                crate::Error::State(_) => gst::error_msg!(
+                    gst::ResourceError::Failed,
+                    (
+                        "Cannot start the VMAF engine's worker threads (threads={}): {e}",
+                        settings.threads
+                    )
+                ),
+                _ => gst::error_msg!(
+                    gst::LibraryError::Settings,
+                    ("The VMAF engine refused these settings: {e}")
+                ),
+            }
         })?;
         if settings.conf_interval && !scorer.model().is_collection() {
             return Err(gst::error_msg!(
@@ -1315,7 +1388,7 @@ impl AggregatorImpl for VmafGpu {
             let msg = "backend=auto: no GPU backend could be started; scoring on the CPU \
                        (set backend explicitly to see why)";
             gst::warning!(CAT, imp = self, "{msg}");
-            gst::element_imp_info!(self, gst::ResourceError::NotFound, ("{}", msg), ["{}", msg]);
+            gst::element_imp_warning!(self, gst::ResourceError::NotFound, ("{}", msg));
         }
         // The report's path is checked now, not at EOS: a missing or read-only directory, or a
         // directory as the target, fails the start (its temporary is created beside it now).
@@ -1573,6 +1646,9 @@ impl AggregatorImpl for VmafGpu {
             }
             Decision::Eos => {
                 let r = self.end_of_stream(&mut out);
+                if r.is_ok() {
+                    self.check_scored(&mut out);
+                }
                 self.post(out);
                 r?;
                 gst::debug!(CAT, imp = self, "both sink pads at EOS: EOS");
