@@ -193,6 +193,9 @@ struct State {
     warned_unmatched_ref: bool,
     warned_unmatched_dist: bool,
     warned_untimed: bool,
+    /// `sync=index` pairs whose running times are at least half a frame apart.
+    skewed_pairs: u64,
+    warned_skew: bool,
     total: Span,
     window: Span,
     report_frames: Vec<ReportFrame>,
@@ -208,9 +211,20 @@ struct State {
     /// The pinned-memory allocator offered upstream (CUDA), made by the first ALLOCATION query.
     #[cfg(feature = "cuda")]
     pinned: Option<super::host_input::PinnedAllocator>,
+    /// The report file, checked (its temporary created) at start; None once written.
+    report: Option<report::ReportTarget>,
     eos_done: bool,
     started: Option<Instant>,
     scored_frames_time: Option<Instant>,
+}
+
+/// The domain of an error `aggregate()` posts.
+#[derive(Clone, Copy, Debug)]
+enum ErrorKind {
+    /// A report that cannot be written.
+    Write,
+    /// Nothing was paired.
+    NothingPaired,
 }
 
 /// What `aggregate()` hands out once the state lock is dropped.
@@ -218,6 +232,8 @@ struct State {
 struct Output {
     messages: Vec<gst::Structure>,
     warnings: Vec<String>,
+    /// Error messages, posted after the other messages (the stream still ends with EOS).
+    errors: Vec<(ErrorKind, String)>,
 }
 
 pub struct VmafGpu {
@@ -335,7 +351,9 @@ impl ObjectImpl for VmafGpu {
                     .nick("Results file")
                     .blurb(
                         "Write libvmaf's report (format: results-format) to this file at EOS, \
-                         through a temporary file renamed into place; numbers have 17 significant \
+                         through a temporary file beside it (created at start: an unwritable path \
+                         fails the start) renamed into place, symbolic links followed; FIFOs and \
+                         devices (/dev/stdout) are written directly; numbers have 17 significant \
                          digits (NULL = no report)",
                     )
                     .mutable_ready()
@@ -643,6 +661,8 @@ impl VmafGpu {
         Head {
             running_time,
             duration: buf.duration().or_else(|| frame_duration(info)),
+            // GAP buffers (the aggregator's form of GAP events) carry no picture
+            gap: buf.flags().contains(gst::BufferFlags::GAP) && buf.size() == 0,
         }
     }
 
@@ -838,6 +858,17 @@ impl VmafGpu {
                 gst::debug!(CAT, imp = self, "no bus to post a message on");
             }
         }
+        for (kind, e) in out.errors {
+            gst::error!(CAT, imp = self, "{e}");
+            match kind {
+                ErrorKind::Write => {
+                    gst::element_imp_error!(self, gst::ResourceError::Write, ("{}", e))
+                }
+                ErrorKind::NothingPaired => {
+                    gst::element_imp_error!(self, gst::StreamError::Failed, ("{}", e))
+                }
+            }
+        }
     }
 
     /// Push a distorted buffer out of `src` and advance the output position.
@@ -873,6 +904,7 @@ impl VmafGpu {
             }
             Unpaired::PartnerEos => "the other pad is at EOS",
             Unpaired::Timeout => "its partner did not arrive before the deadline",
+            Unpaired::Gap => "the other pad has a GAP (a dropped frame) in its slot (sync=index)",
         };
         gst::debug!(
             CAT,
@@ -1131,6 +1163,41 @@ impl VmafGpu {
         self.summary(out)
     }
 
+    /// At EOS: no frame scored is a warning, nothing paired at all an error (posted after the
+    /// pooled message; the stream still ends with EOS).
+    fn check_scored(&self, out: &mut Output) {
+        let guard = self.state.lock().unwrap();
+        let Some(state) = guard.as_ref() else {
+            return;
+        };
+        if state.total.pool.frames() > 0 {
+            return;
+        }
+        let (pairs, ur, ud) = (state.next_index, state.unmatched_ref, state.unmatched_dist);
+        drop(guard);
+        if pairs == 0 {
+            gst::debug!(CAT, imp = self, "EOS with nothing paired: error");
+            out.errors.push((
+                ErrorKind::NothingPaired,
+                format!(
+                    "No frame was scored: nothing was paired ({ur} reference and {ud} distorted \
+                     frames unmatched; a stream that decodes to nothing, or timestamps that do \
+                     not overlap?)"
+                ),
+            ));
+        } else {
+            gst::debug!(
+                CAT,
+                imp = self,
+                "EOS with {pairs} pairs and no frame scored: warning"
+            );
+            out.warnings.push(format!(
+                "No frame was scored although {pairs} pairs were formed ({ur} reference and {ud} \
+                 distorted frames unmatched)"
+            ));
+        }
+    }
+
     /// The pooled message and the report, once per stream (scoring ends).
     fn summary(&self, out: &mut Output) -> Result<(), gst::FlowError> {
         let mut guard = self.state.lock().unwrap();
@@ -1151,10 +1218,12 @@ impl VmafGpu {
         gst::info!(
             CAT,
             imp = self,
-            "EOS: {} frames scored, {} + {} unmatched, score {:?}",
+            "EOS: {} frames scored, {} + {} unmatched, {} pairs with timestamps half a frame \
+             or more apart (sync=index), score {:?}",
             pooled.scores.frames,
             pooled.unmatched_ref,
             pooled.unmatched_dist,
+            state.skewed_pairs,
             pooled.scores.score()
         );
         out.messages.push(pooled.into());
@@ -1176,12 +1245,24 @@ impl VmafGpu {
                 pooled: &pooled_stats,
             };
             let text = report.render(state.settings.results_format.report_format());
+            let target = state.report.take();
             drop(guard);
-            match report::write_atomically(Path::new(&path), &text) {
-                Ok(()) => gst::info!(CAT, imp = self, "wrote report {path}"),
-                Err(e) => out
-                    .warnings
-                    .push(format!("could not write results-filename '{path}': {e}")),
+            // a second EOS (after a flushing seek) writes the report again
+            let target = match target {
+                Some(t) => Ok(t),
+                None => report::ReportTarget::prepare(Path::new(&path)).map(|(t, _)| t),
+            };
+            match target.and_then(|mut t| t.write(&text).map(|()| t)) {
+                Ok(t) => gst::info!(
+                    CAT,
+                    imp = self,
+                    "wrote report {path} ({})",
+                    t.path().display()
+                ),
+                Err(e) => out.errors.push((
+                    ErrorKind::Write,
+                    format!("Cannot write results-filename '{path}': {e}"),
+                )),
             }
         }
         Ok(())
@@ -1239,10 +1320,32 @@ impl AggregatorImpl for VmafGpu {
         gst::debug!(CAT, imp = self, "starting with {cfg:?}");
         let scorer = engine::Scorer::new(cfg).map_err(|e| {
             gst::error!(CAT, imp = self, "cannot start the VMAF engine: {e}");
-            gst::error_msg!(
-                gst::LibraryError::Settings,
-                ("Cannot load VMAF model '{}': {e}", settings.model_filename)
-            )
+            // say what failed: the model, the backend, the engine's threads, or the settings
+            match &e {
+                crate::Error::Model(_) => gst::error_msg!(
+                    gst::LibraryError::Settings,
+                    ("Cannot load VMAF model '{}': {e}", settings.model_filename)
+                ),
+                crate::Error::Backend(_) => gst::error_msg!(
+                    gst::LibraryError::Init,
+                    (
+                        "Cannot start backend={} (device-id {}): {e}",
+                        format!("{:?}", settings.backend).to_lowercase(),
+                        settings.device_id
+                    )
+                ),
+                crate::Error::State(_) => gst::error_msg!(
+                    gst::ResourceError::Failed,
+                    (
+                        "Cannot start the VMAF engine's worker threads (threads={}): {e}",
+                        settings.threads
+                    )
+                ),
+                _ => gst::error_msg!(
+                    gst::LibraryError::Settings,
+                    ("The VMAF engine refused these settings: {e}")
+                ),
+            }
         })?;
         if settings.conf_interval && !scorer.model().is_collection() {
             return Err(gst::error_msg!(
@@ -1285,8 +1388,29 @@ impl AggregatorImpl for VmafGpu {
             let msg = "backend=auto: no GPU backend could be started; scoring on the CPU \
                        (set backend explicitly to see why)";
             gst::warning!(CAT, imp = self, "{msg}");
-            gst::element_imp_info!(self, gst::ResourceError::NotFound, ("{}", msg), ["{}", msg]);
+            gst::element_imp_warning!(self, gst::ResourceError::NotFound, ("{}", msg));
         }
+        // The report's path is checked now, not at EOS: a missing or read-only directory, or a
+        // directory as the target, fails the start (its temporary is created beside it now).
+        let report_target = match &settings.results_filename {
+            None => None,
+            Some(path) => match report::ReportTarget::prepare(Path::new(path)) {
+                Ok((target, stale)) => {
+                    for p in stale {
+                        gst::info!(CAT, imp = self, "removed stale temporary {}", p.display());
+                    }
+                    gst::debug!(CAT, imp = self, "report target {target:?}");
+                    Some(target)
+                }
+                Err(e) => {
+                    gst::error!(CAT, imp = self, "results-filename '{path}': {e}");
+                    return Err(gst::error_msg!(
+                        gst::ResourceError::OpenWrite,
+                        ("Cannot write results-filename '{}': {}", path, e)
+                    ));
+                }
+            },
+        };
         *self.state.lock().unwrap() = Some(State {
             settings,
             scorer: Some(scorer),
@@ -1305,6 +1429,8 @@ impl AggregatorImpl for VmafGpu {
             warned_unmatched_ref: false,
             warned_unmatched_dist: false,
             warned_untimed: false,
+            skewed_pairs: 0,
+            warned_skew: false,
             total: Span::default(),
             window: Span::default(),
             report_frames: Vec::new(),
@@ -1314,6 +1440,7 @@ impl AggregatorImpl for VmafGpu {
             host_msb,
             #[cfg(feature = "cuda")]
             pinned: None,
+            report: report_target,
             eos_done: false,
             started: None,
             scored_frames_time: None,
@@ -1368,20 +1495,6 @@ impl AggregatorImpl for VmafGpu {
         let ref_buf = self.ref_pad.peek_buffer();
         let dist_buf = self.dist_pad.peek_buffer();
 
-        // GAP buffers (the aggregator's form of GAP events) carry no picture: drop the
-        // reference ones, pass the distorted ones on; their partners end up unmatched.
-        let is_gap = |b: &gst::Buffer| b.flags().contains(gst::BufferFlags::GAP) && b.size() == 0;
-        if ref_buf.as_ref().is_some_and(is_gap) {
-            gst::debug!(CAT, imp = self, "dropping reference GAP buffer");
-            self.ref_pad.drop_buffer();
-            return Ok(gst::FlowSuccess::Ok);
-        }
-        if dist_buf.as_ref().is_some_and(is_gap) {
-            gst::debug!(CAT, imp = self, "passing distorted GAP buffer on");
-            let buf = self.dist_pad.pop_buffer().expect("peeked");
-            return self.push_dist(buf);
-        }
-
         let ref_eos = self.ref_pad.is_eos();
         let dist_eos = self.dist_pad.is_eos();
         let mut out = Output::default();
@@ -1407,13 +1520,56 @@ impl AggregatorImpl for VmafGpu {
                 Decision::PassDist(why) => {
                     self.unmatched(state, false, why, dh.and_then(|h| h.running_time), &mut out)
                 }
+                Decision::GapSlot { ref_gap, dist_gap } => {
+                    if !ref_gap {
+                        let rt = rh.and_then(|h| h.running_time);
+                        self.unmatched(state, true, Unpaired::Gap, rt, &mut out)
+                    }
+                    if !dist_gap {
+                        let rt = dh.and_then(|h| h.running_time);
+                        self.unmatched(state, false, Unpaired::Gap, rt, &mut out)
+                    }
+                }
+                Decision::Pair { .. } if state.settings.sync == Sync::Index => {
+                    if let (Some(r), Some(d)) = (rh, dh)
+                        && pairing::skewed(&r, &d)
+                    {
+                        state.skewed_pairs += 1;
+                        gst::debug!(
+                            CAT,
+                            imp = self,
+                            "pair {} by arrival: running times {} and {} are at least half a \
+                             frame apart ({} such pairs)",
+                            state.next_index,
+                            r.running_time.display(),
+                            d.running_time.display(),
+                            state.skewed_pairs
+                        );
+                        if !state.warned_skew {
+                            state.warned_skew = true;
+                            out.warnings.push(format!(
+                                "sync=index: pair {} has timestamps at least half a frame apart \
+                                 (ref_sink running time {}, dist_sink {}): 1 pair so far; \
+                                 the streams are not aligned, their frames may be paired with \
+                                 the wrong partners (this warning is posted once; the EOS log \
+                                 line has the count)",
+                                state.next_index,
+                                r.running_time.display(),
+                                d.running_time.display()
+                            ));
+                        }
+                    }
+                }
                 _ => {}
             }
             // once a pad is at EOS no pair can come: finish scoring now so that the last
             // frames' messages do not wait for the other pad's EOS
             let end_now = (ref_eos || dist_eos)
                 && !state.scoring_ended
-                && !matches!(d, Decision::Pair { .. } | Decision::Eos);
+                && !matches!(
+                    d,
+                    Decision::Pair { .. } | Decision::Eos | Decision::GapSlot { .. }
+                );
             if end_now {
                 state.scoring_ended = true;
             }
@@ -1437,6 +1593,38 @@ impl AggregatorImpl for VmafGpu {
                 self.post(out);
                 Ok(gst::FlowSuccess::Ok)
             }
+            Decision::GapSlot { ref_gap, dist_gap } => {
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "sync=index: a GAP is its pad's frame of this slot (ref_sink {}, dist_sink \
+                     {}): both heads popped, the distorted one passed on",
+                    if ref_gap { "GAP" } else { "frame, unmatched" },
+                    if dist_gap { "GAP" } else { "frame, unmatched" },
+                );
+                self.ref_pad.drop_buffer();
+                let d = self.dist_pad.pop_buffer();
+                self.post(out);
+                match d {
+                    Some(d) => self.push_dist(d),
+                    None => Ok(gst::FlowSuccess::Ok),
+                }
+            }
+            Decision::SkipGap { is_ref: true } => {
+                gst::debug!(CAT, imp = self, "dropping reference GAP buffer");
+                self.ref_pad.drop_buffer();
+                self.post(out);
+                Ok(gst::FlowSuccess::Ok)
+            }
+            Decision::SkipGap { is_ref: false } => {
+                gst::debug!(CAT, imp = self, "passing distorted GAP buffer on");
+                let d = self.dist_pad.pop_buffer();
+                self.post(out);
+                match d {
+                    Some(d) => self.push_dist(d),
+                    None => Ok(gst::FlowSuccess::Ok),
+                }
+            }
             Decision::PassDist(_) => {
                 let d = self.dist_pad.pop_buffer().expect("peeked");
                 self.post(out);
@@ -1458,6 +1646,9 @@ impl AggregatorImpl for VmafGpu {
             }
             Decision::Eos => {
                 let r = self.end_of_stream(&mut out);
+                if r.is_ok() {
+                    self.check_scored(&mut out);
+                }
                 self.post(out);
                 r?;
                 gst::debug!(CAT, imp = self, "both sink pads at EOS: EOS");

@@ -11,6 +11,8 @@ pub struct Head {
     pub running_time: Option<gst::ClockTime>,
     /// The buffer's duration, else one frame at the pad's framerate, else None.
     pub duration: Option<gst::ClockTime>,
+    /// A GAP (the aggregator's form of a GAP event: a dropped frame), no picture.
+    pub gap: bool,
 }
 
 /// Why a frame has no partner.
@@ -23,6 +25,8 @@ pub enum Unpaired {
     PartnerEos,
     /// Live: the partner did not arrive before the aggregator's deadline.
     Timeout,
+    /// `sync=index`: the other pad has a GAP (a dropped frame) in this frame's slot.
+    Gap,
 }
 
 /// One flow decision of `aggregate()`.
@@ -35,6 +39,14 @@ pub enum Decision {
     DropRef(Unpaired),
     /// Pop the distorted head and pass it on unscored: it has no partner.
     PassDist(Unpaired),
+    /// `sync=index`, a GAP at the head of at least one pad: the GAP is its pad's frame of this
+    /// slot. Pop both heads; a frame head is unmatched (`Unpaired::Gap`); the distorted head
+    /// (frame or GAP) passes on unscored.
+    GapSlot { ref_gap: bool, dist_gap: bool },
+    /// Pop a GAP head that has no slot partner to take (`sync=timestamp`, where the running
+    /// times pair the frames around it, or the other pad at EOS or past the live deadline):
+    /// the reference one is dropped, the distorted one passes on.
+    SkipGap { is_ref: bool },
     /// Wait for more data.
     NeedData,
     /// Both pads are at EOS with nothing queued.
@@ -65,6 +77,18 @@ pub fn decide(
     dist_eos: bool,
     timeout: bool,
 ) -> Decision {
+    let ref_gap = r.is_some_and(|h| h.gap);
+    let dist_gap = d.is_some_and(|h| h.gap);
+    if ref_gap || dist_gap {
+        return match sync {
+            Sync::Timestamp => Decision::SkipGap { is_ref: ref_gap },
+            Sync::Index if r.is_some() && d.is_some() => Decision::GapSlot { ref_gap, dist_gap },
+            Sync::Index if (ref_gap && dist_eos) || (dist_gap && ref_eos) || timeout => {
+                Decision::SkipGap { is_ref: ref_gap }
+            }
+            Sync::Index => Decision::NeedData,
+        };
+    }
     match (r, d) {
         (Some(r), Some(d)) => match sync {
             Sync::Index => Decision::Pair { untimed: false },
@@ -92,6 +116,18 @@ pub fn decide(
     }
 }
 
+/// Whether a pair formed by arrival order (`sync=index`) has running times at least half a frame
+/// apart (any difference where no duration is known): the streams are not aligned.
+pub fn skewed(r: &Head, d: &Head) -> bool {
+    match (r.running_time, d.running_time) {
+        (Some(rt), Some(dt)) => {
+            let diff = if rt > dt { rt - dt } else { dt - rt };
+            !diff.is_zero() && diff >= tolerance(r, d)
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,7 +140,80 @@ mod tests {
         Some(Head {
             running_time: Some(ms(rt)),
             duration: Some(ms(40)),
+            gap: false,
         })
+    }
+
+    fn gap(rt: u64) -> Option<Head> {
+        Some(Head {
+            gap: true,
+            ..head(rt).unwrap()
+        })
+    }
+
+    #[test]
+    fn index_gaps_are_their_pads_frames() {
+        let s = Sync::Index;
+        let slot = |ref_gap, dist_gap| Decision::GapSlot { ref_gap, dist_gap };
+        assert_eq!(
+            decide(s, head(0), gap(0), false, false, false),
+            slot(false, true)
+        );
+        assert_eq!(
+            decide(s, gap(0), head(0), false, false, false),
+            slot(true, false)
+        );
+        assert_eq!(
+            decide(s, gap(0), gap(0), false, false, false),
+            slot(true, true)
+        );
+        // a GAP waits for the frame of its slot on the other pad
+        assert_eq!(
+            decide(s, gap(0), None, false, false, false),
+            Decision::NeedData
+        );
+        assert_eq!(
+            decide(s, None, gap(0), false, false, false),
+            Decision::NeedData
+        );
+        // ... unless none can come
+        assert_eq!(
+            decide(s, gap(0), None, false, true, false),
+            Decision::SkipGap { is_ref: true }
+        );
+        assert_eq!(
+            decide(s, None, gap(0), true, false, false),
+            Decision::SkipGap { is_ref: false }
+        );
+        assert_eq!(
+            decide(s, None, gap(0), false, false, true),
+            Decision::SkipGap { is_ref: false }
+        );
+    }
+
+    #[test]
+    fn timestamp_gaps_are_skipped() {
+        let s = Sync::Timestamp;
+        for (r, d, is_ref) in [
+            (gap(0), head(0), true),
+            (head(0), gap(0), false),
+            (gap(0), gap(0), true),
+            (None, gap(0), false),
+        ] {
+            assert_eq!(
+                decide(s, r, d, false, false, false),
+                Decision::SkipGap { is_ref }
+            );
+        }
+    }
+
+    #[test]
+    fn skew_is_half_a_frame_or_more() {
+        let h = |rt| head(rt).unwrap();
+        assert!(!skewed(&h(0), &h(19)));
+        assert!(skewed(&h(0), &h(20)));
+        assert!(skewed(&h(40), &h(0)));
+        assert!(!skewed(&h(40), &h(40)));
     }
 
     const PAIR: Decision = Decision::Pair { untimed: false };
@@ -132,15 +241,18 @@ mod tests {
         let r = Some(Head {
             running_time: Some(ms(0)),
             duration: None,
+            gap: false,
         });
         let d = Some(Head {
             running_time: Some(ms(10)),
             duration: Some(ms(40)),
+            gap: false,
         });
         assert_eq!(decide(s, r, d, false, false, false), PAIR);
         let d = Some(Head {
             running_time: Some(ms(10)),
             duration: None,
+            gap: false,
         });
         assert_eq!(
             decide(s, r, d, false, false, false),
@@ -149,6 +261,7 @@ mod tests {
         let d = Some(Head {
             running_time: Some(ms(0)),
             duration: None,
+            gap: false,
         });
         assert_eq!(decide(s, r, d, false, false, false), PAIR);
     }

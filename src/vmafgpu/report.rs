@@ -5,8 +5,9 @@
 //! [`Report`] renders libvmaf's JSON, XML and CSV report layouts (`libvmaf/src/output.c`): the
 //! same keys, frame numbering and `pooled_metrics`, except that numbers carry 17 significant
 //! digits (`%.17g`, enough to read back the exact `f64`) where libvmaf prints 6 decimals.
-//! [`write_atomically`] writes through a temporary file and renames it, so a crash never leaves
-//! a half-written report.
+//! [`ReportTarget`] checks the path at start and writes through a temporary file renamed into
+//! place (through symbolic links; FIFOs and devices directly), so a crash never leaves a
+//! half-written report.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -280,30 +281,209 @@ impl Report<'_> {
     }
 }
 
-/// Write `contents` to `path` through a temporary file in the same directory, renamed into
-/// place once complete and flushed.
-pub fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other(format!("{} names no file", path.display())))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp{}", std::process::id()));
-    let tmp: PathBuf = dir.join(tmp_name);
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(contents.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+/// Where a report goes, checked and prepared when the element starts, written at EOS.
+///
+/// A regular file (or a path where none is yet) is replaced atomically: the report is written
+/// into a hidden temporary beside it, created at [`ReportTarget::prepare`] (so a missing
+/// directory, a read-only directory or a directory as the target fail then, not at EOS) and
+/// renamed into place once complete and flushed, so a crash never leaves a half-written report.
+/// A symbolic link is followed: its final target is replaced and the link stays. Anything else
+/// (a FIFO, a character device such as `/dev/stdout`, a regular file reached through
+/// `/proc/self/fd` or `/dev/fd`) is written directly, appended to, with no temporary.
+#[derive(Debug)]
+pub enum ReportTarget {
+    /// Replaced through `tmp`, which `file` writes (None once written).
+    Replace {
+        path: PathBuf,
+        tmp: PathBuf,
+        file: Option<std::fs::File>,
+    },
+    /// Written directly at EOS.
+    Direct { path: PathBuf },
+}
+
+/// Distinguishes the temporaries of several reports to one path in one process.
+static TMP_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// `.<name>.vmafgpu-`: the start of the temporaries of a report named `name`, followed by
+/// `<pid>-<sequence>.tmp`.
+fn tmp_prefix(name: &std::ffi::OsStr) -> String {
+    format!(".{}.vmafgpu-", name.to_string_lossy())
+}
+
+/// Follow `path` while it is a symbolic link (relative links from their own directory).
+fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    // Linux's limit on links followed in one lookup (MAXSYMLINKS)
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = std::fs::read_link(&p)?;
+                p = if link.is_absolute() {
+                    link
+                } else {
+                    p.parent().unwrap_or(Path::new("")).join(link)
+                };
+            }
+            _ => return Ok(p),
+        }
     }
-    result
+    Err(std::io::Error::other("too many levels of symbolic links"))
+}
+
+/// Whether the process `pid` exists (Linux: /proc/<pid>).
+fn process_alive(pid: u32) -> bool {
+    Path::new("/proc").join(pid.to_string()).exists()
+}
+
+/// Remove the temporaries of a report named `name` in `dir` left by processes that no longer
+/// exist (killed before renaming). Returns the ones removed.
+fn remove_stale(dir: &Path, name: &std::ffi::OsStr) -> Vec<PathBuf> {
+    let prefix = tmp_prefix(name);
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return removed;
+    };
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let Some((pid, seq)) = rest.split_once('-') else {
+            continue;
+        };
+        let Some(seq) = seq.strip_suffix(".tmp") else {
+            continue;
+        };
+        let (Ok(pid), Ok(_)) = (pid.parse::<u32>(), seq.parse::<u64>()) else {
+            continue;
+        };
+        if pid != std::process::id()
+            && !process_alive(pid)
+            && std::fs::remove_file(e.path()).is_ok()
+        {
+            removed.push(e.path());
+        }
+    }
+    removed
+}
+
+impl ReportTarget {
+    /// Check `path` and, for a file to replace, create its temporary (see the type). Returns
+    /// the target and the stale temporaries removed beside it.
+    pub fn prepare(path: &Path) -> std::io::Result<(Self, Vec<PathBuf>)> {
+        if path.as_os_str().is_empty() {
+            return Err(std::io::Error::other("empty path"));
+        }
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::IsADirectory,
+                    "it is a directory",
+                ));
+            }
+            Ok(m) if !m.file_type().is_file() => {
+                return Ok((
+                    ReportTarget::Direct {
+                        path: path.to_path_buf(),
+                    },
+                    Vec::new(),
+                ));
+            }
+            _ => {}
+        }
+        let target = resolve_links(path)?;
+        if target.starts_with("/proc") || target.starts_with("/dev/fd") {
+            // a descriptor of this process (/dev/stdout redirected to a file): replacing the
+            // file would detach it from the descriptor
+            return Ok((
+                ReportTarget::Direct {
+                    path: path.to_path_buf(),
+                },
+                Vec::new(),
+            ));
+        }
+        let dir = target
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = target
+            .file_name()
+            .ok_or_else(|| std::io::Error::other(format!("{} names no file", target.display())))?;
+        let removed = remove_stale(dir, name);
+        let seq = TMP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = dir.join(format!(
+            "{}{}-{seq}.tmp",
+            tmp_prefix(name),
+            std::process::id()
+        ));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!("cannot create the temporary {}: {e}", tmp.display()),
+                )
+            })?;
+        Ok((
+            ReportTarget::Replace {
+                path: target,
+                tmp,
+                file: Some(file),
+            },
+            removed,
+        ))
+    }
+
+    /// The file finally written (a symbolic link's target).
+    pub fn path(&self) -> &Path {
+        match self {
+            ReportTarget::Replace { path, .. } | ReportTarget::Direct { path } => path,
+        }
+    }
+
+    /// Write `contents` (once).
+    pub fn write(&mut self, contents: &str) -> std::io::Result<()> {
+        match self {
+            ReportTarget::Direct { path } => {
+                let mut f = std::fs::OpenOptions::new().append(true).open(path)?;
+                f.write_all(contents.as_bytes())?;
+                f.flush()
+            }
+            ReportTarget::Replace { path, tmp, file } => {
+                let mut f = file
+                    .take()
+                    .ok_or_else(|| std::io::Error::other("report already written"))?;
+                f.write_all(contents.as_bytes())?;
+                // the replaced file's permissions carry over
+                if let Ok(m) = std::fs::metadata(&*path) {
+                    f.set_permissions(m.permissions())?;
+                }
+                f.sync_all()?;
+                drop(f);
+                std::fs::rename(&*tmp, &*path)?;
+                *tmp = PathBuf::new();
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Drop for ReportTarget {
+    fn drop(&mut self) {
+        if let ReportTarget::Replace { tmp, .. } = self
+            && !tmp.as_os_str().is_empty()
+        {
+            let _ = std::fs::remove_file(&*tmp);
+        }
+    }
+}
+
+/// Write `contents` to `path` as the element does (see [`ReportTarget`]).
+pub fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    ReportTarget::prepare(path)?.0.write(contents)
 }
 
 // The literals are printf("%.17g") texts: 17 digits on purpose.
@@ -490,6 +670,22 @@ mod tests {
         let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
         assert_eq!(left.len(), 1, "temporary file left behind");
         assert!(write_atomically(&dir.join("missing/r.json"), "x").is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Two reports to one path in one process: distinct temporaries, both written.
+    #[test]
+    fn two_targets_on_one_path_have_their_own_temporaries() {
+        let dir = std::env::temp_dir().join(format!("vmafgpu-report2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("r.json");
+        let (mut a, _) = ReportTarget::prepare(&p).unwrap();
+        let (mut b, _) = ReportTarget::prepare(&p).unwrap();
+        a.write("a").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "a");
+        b.write("b").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "b");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -184,6 +184,10 @@ pub struct Messages {
     /// Errors and warnings: (message, debug).
     pub errors: Vec<(String, String)>,
     pub warnings: Vec<(String, String)>,
+    /// The warning that backend=auto fell back to the CPU (posted at start on a machine
+    /// without a usable GPU), kept out of `warnings` so that their counts do not depend on the
+    /// machine.
+    pub fallback: Vec<String>,
     /// Kinds in posting order: 'f', 'w', 'p'.
     pub order: String,
 }
@@ -219,6 +223,9 @@ pub fn push_message(m: &mut Messages, msg: &gst::Message) {
             e.error().to_string(),
             e.debug().map(|d| d.to_string()).unwrap_or_default(),
         )),
+        gst::MessageView::Warning(w) if w.error().to_string().starts_with("backend=auto:") => {
+            m.fallback.push(w.error().to_string())
+        }
         gst::MessageView::Warning(w) => m.warnings.push((
             w.error().to_string(),
             w.debug().map(|d| d.to_string()).unwrap_or_default(),
