@@ -554,7 +554,6 @@ impl Cambi {
     /// callers checked the CPU).
     #[inline(always)]
     fn score_inner(&self, p: &Plane<'_>, g: &Geometry, s: &mut Scratch, simd: bool) -> Result<f64> {
-        validate_samples(p)?;
         let (w0, h0) = (g.width, g.height);
         let (w1, h1) = g.scales[0];
         grow(&mut s.img, w0 * h0);
@@ -563,6 +562,7 @@ impl Cambi {
         // image: the mask and scale 0 read it in place.
         let direct = p.bpc == 10 && g.resample.is_none() && !self.anti_dither;
         if direct {
+            validate_samples(p)?;
             let src = View {
                 data: p.data,
                 stride: p.stride,
@@ -587,7 +587,7 @@ impl Cambi {
                 }
             }
         } else {
-            preprocess(p, g, &mut s.img[..w0 * h0]);
+            preprocess(p, g, &mut s.img[..w0 * h0])?;
             if self.anti_dither {
                 anti_dither(&mut s.img[..w0 * h0], w0, h0, &mut s.hbuf);
             }
@@ -776,31 +776,40 @@ fn resample_index(in_n: usize, out_n: usize) -> std::result::Result<Vec<u32>, St
 /// libvmaf's `validate_image`: every sample at most `2^bpc - 1`.
 #[inline(always)]
 fn validate_samples(p: &Plane<'_>) -> Result<()> {
-    let max = ((1u32 << p.bpc) - 1) as u16;
     for y in 0..p.height {
         let row = &p.data[y * p.stride..y * p.stride + p.width];
-        if row.iter().fold(0u16, |m, &v| m.max(v)) > max {
-            let (x, &value) = row
-                .iter()
-                .enumerate()
-                .find(|&(_, &v)| v > max)
-                .unwrap_or((0, &0));
-            return Err(Error::SampleRange {
-                plane: "luma",
-                x,
-                y,
-                value,
-                bpc: p.bpc,
-            });
-        }
+        check_row(p, y, row.iter().fold(0u16, |m, &v| m.max(v)))?;
     }
     Ok(())
 }
 
-/// Resampling (when the geometry asks for it) and conversion to 10 bits into `out`
+/// The error for row `y` of `p` if its largest sample `row_max` exceeds `2^bpc - 1`.
+#[inline(always)]
+fn check_row(p: &Plane<'_>, y: usize, row_max: u16) -> Result<()> {
+    let max = ((1u32 << p.bpc) - 1) as u16;
+    if row_max <= max {
+        return Ok(());
+    }
+    let row = &p.data[y * p.stride..y * p.stride + p.width];
+    let (x, &value) = row
+        .iter()
+        .enumerate()
+        .find(|&(_, &v)| v > max)
+        .unwrap_or((0, &0));
+    Err(Error::SampleRange {
+        plane: "luma",
+        x,
+        y,
+        value,
+        bpc: p.bpc,
+    })
+}
+
+/// libvmaf's `validate_image` (every sample at most `2^bpc - 1`, checked on the whole input),
+/// then the resampling (when the geometry asks for it) and the conversion to 10 bits into `out`
 /// (`g.width * g.height`, compact).
 #[inline(always)]
-fn preprocess(p: &Plane<'_>, g: &Geometry, out: &mut [u16]) {
+fn preprocess(p: &Plane<'_>, g: &Geometry, out: &mut [u16]) -> Result<()> {
     match p.bpc {
         8 => convert(p, g, out, |v| v << 2),
         9 => convert(p, g, out, |v| v << 1),
@@ -815,18 +824,23 @@ fn preprocess(p: &Plane<'_>, g: &Geometry, out: &mut [u16]) {
 }
 
 #[inline(always)]
-fn convert(p: &Plane<'_>, g: &Geometry, out: &mut [u16], f: impl Fn(u16) -> u16) {
+fn convert(p: &Plane<'_>, g: &Geometry, out: &mut [u16], f: impl Fn(u16) -> u16) -> Result<()> {
     let w = g.width;
     match &g.resample {
         None => {
+            // Validated and converted in one pass (an invalid row's output is never used).
             for (y, o) in out.chunks_exact_mut(w).enumerate() {
                 let row = &p.data[y * p.stride..y * p.stride + w];
+                let mut row_max = 0u16;
                 for (o, &v) in o.iter_mut().zip(row) {
+                    row_max = row_max.max(v);
                     *o = f(v);
                 }
+                check_row(p, y, row_max)?;
             }
         }
         Some((xs, ys)) => {
+            validate_samples(p)?;
             for (o, &sy) in out.chunks_exact_mut(w).zip(ys) {
                 let row = &p.data[sy as usize * p.stride..sy as usize * p.stride + p.width];
                 for (o, &sx) in o.iter_mut().zip(xs) {
@@ -835,6 +849,7 @@ fn convert(p: &Plane<'_>, g: &Geometry, out: &mut [u16], f: impl Fn(u16) -> u16)
             }
         }
     }
+    Ok(())
 }
 
 /// cambi.c `anti_dithering_filter`. In place in C, where each write reads only samples not
