@@ -3209,6 +3209,12 @@ mod tests {
         }
     }
 
+    #[test]
+    fn cambi_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Cambi>();
+    }
+
     /// A strided plane gives the scores of its compact copy; scratch reused across geometries
     /// and threads changes nothing.
     #[test]
