@@ -169,6 +169,79 @@ fn set_backend(vmaf: &gst::Element, backend: &str) -> Result<(), Failure> {
 }
 
 fn run(a: &Args) -> Result<(), Failure> {
+    // the report's path is checked now, not after scoring (its temporary is created beside it)
+    let mut target = match &a.output {
+        Some(path) => Some(
+            ReportTarget::prepare(Path::new(path))
+                .map_err(|e| Failure::Run(format!("could not open file: {path} ({e})")))?
+                .0,
+        ),
+        None => None,
+    };
+    let terminal = std::io::stderr().is_terminal();
+    let scored = score_pair(a, terminal && !a.quiet)?;
+    if let (Some(m), false) = (&a.model, a.no_prediction) {
+        let lines = output::summary_lines(m.label(), &m.name, &scored.collected);
+        if a.output.is_none() {
+            // libvmaf prints nothing on stdout then: the line goes there, for scripts
+            for l in &lines {
+                println!("{l}");
+            }
+        } else if terminal && !a.quiet {
+            for l in &lines {
+                eprintln!("{l}");
+            }
+        }
+    }
+    if let (Some(t), Some(path)) = (target.as_mut(), &a.output) {
+        t.write(&scored.render(a.output_format))
+            .map_err(|e| Failure::Run(format!("could not write {path}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// One pair scored: the report's frames and pool, the element's pooled message, the time from
+/// start to the last frame, the frame size.
+pub struct PairScores {
+    pub collected: Collected,
+    pub elapsed: f64,
+    pub geometry: (u32, u32),
+}
+
+impl PairScores {
+    /// libvmaf's report in `format`.
+    pub fn render(&self, format: OutputFormat) -> String {
+        let stats = self.collected.pool.stats();
+        Report {
+            version: REPORT_VERSION,
+            fps: self.collected.scored as f64 / self.elapsed,
+            width: self.geometry.0,
+            height: self.geometry.1,
+            frames: &self.collected.frames,
+            pooled: &stats,
+        }
+        .render(match format {
+            OutputFormat::Xml => Format::Xml,
+            OutputFormat::Json => Format::Json,
+            OutputFormat::Csv => Format::Csv,
+        })
+    }
+}
+
+/// GStreamer and the statically linked plugin, once per process.
+fn init_gstreamer() -> Result<(), Failure> {
+    static INIT: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    INIT.get_or_init(|| {
+        gst::init().map_err(|e| format!("cannot start GStreamer: {e}"))?;
+        gstvmafgpu::plugin_register_static()
+            .map_err(|e| format!("cannot register the vmafgpu plugin: {e}"))
+    })
+    .clone()
+    .map_err(Failure::Run)
+}
+
+/// Score `a`'s pair through a pipeline of its own (`progress`: the meter on stderr).
+fn score_pair(a: &Args, progress: bool) -> Result<PairScores, Failure> {
     let probe = |path: &str| {
         input::probe(path, a).map_err(|e| {
             if e.is_empty() {
@@ -209,19 +282,7 @@ fn run(a: &Args) -> Result<(), Failure> {
         }
     }
 
-    // the report's path is checked now, not after scoring (its temporary is created beside it)
-    let mut target = match &a.output {
-        Some(path) => Some(
-            ReportTarget::prepare(Path::new(path))
-                .map_err(|e| Failure::Run(format!("could not open file: {path} ({e})")))?
-                .0,
-        ),
-        None => None,
-    };
-
-    gst::init().map_err(|e| Failure::Run(format!("cannot start GStreamer: {e}")))?;
-    gstvmafgpu::plugin_register_static()
-        .map_err(|e| Failure::Run(format!("cannot register the vmafgpu plugin: {e}")))?;
+    init_gstreamer()?;
 
     let pipeline = gst::Pipeline::new();
     let vmaf = input::make("vmafgpu").map_err(Failure::Run)?;
@@ -324,8 +385,7 @@ fn run(a: &Args) -> Result<(), Failure> {
         });
     }
 
-    let terminal = std::io::stderr().is_terminal();
-    if terminal && !a.quiet {
+    if progress {
         eprintln!("vmafgpu version {REPORT_VERSION}");
     }
     let known_total = [
@@ -344,7 +404,7 @@ fn run(a: &Args) -> Result<(), Failure> {
         }
     });
 
-    let result = score(a, &pipeline, &map, known_total, terminal && !a.quiet);
+    let result = score(a, &pipeline, &map, known_total, progress);
     let geometry = ref_sink
         .current_caps()
         .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok())
@@ -367,38 +427,11 @@ fn run(a: &Args) -> Result<(), Failure> {
     if collected.scored == 0 {
         return fail("problem generating pooled VMAF score: no frame pair was scored");
     }
-    if let (Some(m), false) = (&a.model, a.no_prediction) {
-        let lines = output::summary_lines(m.label(), &m.name, &collected);
-        if a.output.is_none() {
-            // libvmaf prints nothing on stdout then: the line goes there, for scripts
-            for l in &lines {
-                println!("{l}");
-            }
-        } else if terminal && !a.quiet {
-            for l in &lines {
-                eprintln!("{l}");
-            }
-        }
-    }
-    if let (Some(t), Some(path)) = (target.as_mut(), &a.output) {
-        let stats = collected.pool.stats();
-        let text = Report {
-            version: REPORT_VERSION,
-            fps: collected.scored as f64 / elapsed,
-            width: geometry.0,
-            height: geometry.1,
-            frames: &collected.frames,
-            pooled: &stats,
-        }
-        .render(match a.output_format {
-            OutputFormat::Xml => Format::Xml,
-            OutputFormat::Json => Format::Json,
-            OutputFormat::Csv => Format::Csv,
-        });
-        t.write(&text)
-            .map_err(|e| Failure::Run(format!("could not write {path}: {e}")))?;
-    }
-    Ok(())
+    Ok(PairScores {
+        collected,
+        elapsed,
+        geometry,
+    })
 }
 
 type Scored = (Collected, Option<gstvmafgpu::PooledMessage>, f64);
