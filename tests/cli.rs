@@ -613,3 +613,160 @@ fn errors_have_libvmafs_statuses() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("3.2.0 (vmafgpu "));
 }
+
+/// Summary rows without what differs between runs (time, GPU, whether taken from a report).
+fn rows(summary: &Path) -> Vec<Value> {
+    let mut v: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+    for r in &mut v {
+        let o = r.as_object_mut().unwrap();
+        o.remove("seconds");
+        o.remove("device");
+        o.remove("resumed");
+    }
+    v
+}
+
+/// A report's numbers (its frames and pooled metrics; not its fps).
+fn numbers(report: &Path) -> (Value, Value) {
+    let v = read_json(report);
+    (v["frames"].clone(), v["pooled_metrics"].clone())
+}
+
+/// `vmafgpu batch`: a report per pair (libvmaf's numbers), a failed pair recorded while the rest
+/// go on, `--resume`, and `--shard I/N` + `vmafgpu merge` giving the whole run pair by pair.
+#[test]
+fn batch_shards_resume_and_merge() {
+    let pair = common::CARPHONE;
+    let dir = scratch("batch");
+    let (r, d) = (yuv(&pair, "ref"), yuv(&pair, "dis"));
+    let y4m = dir.join("ref.y4m");
+    make_y4m(&pair, "ref", 0, 20, &y4m);
+    // relative paths are relative to the manifest
+    std::fs::write(
+        dir.join("pairs.jsonl"),
+        format!(
+            "{{\"reference\": \"{r}\", \"distorted\": \"{d}\", \"id\": \"carphone\"}}\n\
+             {{\"reference\": \"{r}\", \"distorted\": \"{d}\", \"options\": \"--frame_cnt 9 --feature psnr\"}}\n\
+             {{\"reference\": \"{r}\", \"distorted\": \"missing.yuv\", \"id\": \"broken\"}}\n\
+             {{\"reference\": \"ref.y4m\", \"distorted\": \"{d}\", \"id\": \"y4m\", \"options\": [\"--frame_cnt\", \"12\"]}}\n\
+             {{\"reference\": \"{r}\", \"distorted\": \"{d}\", \"options\": \"--frame_skip_ref 2 --frame_cnt 7\"}}\n"
+        ),
+    )
+    .unwrap();
+    let manifest = dir.join("pairs.jsonl");
+    let run = |out: &str, extra: &[&str]| {
+        let out = dir.join(out);
+        let mut args: Vec<String> = vec![
+            "batch".into(),
+            manifest.display().to_string(),
+            "--output-dir".into(),
+            out.display().to_string(),
+        ];
+        args.extend(raw_args(&pair));
+        args.extend(["--backend", "cpu", "--threads", "1", "--jobs", "2"].map(String::from));
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        (vmafgpu(&args), out)
+    };
+
+    let (o, whole) = run("whole", &[]);
+    // one pair failed: recorded, the others scored, status 255
+    assert_eq!(
+        o.status.code(),
+        Some(255),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let all = rows(&whole.join("summary.json"));
+    assert_eq!(all.len(), 5);
+    let ids: Vec<&str> = all.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        ["carphone", "pair-00001", "broken", "y4m", "pair-00004"]
+    );
+    let status: Vec<&str> = all.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(status, ["ok", "ok", "failed", "ok", "ok"]);
+    assert!(
+        all[2]["error"]
+            .as_str()
+            .unwrap()
+            .contains("could not open file")
+    );
+    let frames: Vec<u64> = all
+        .iter()
+        .map(|r| r["frames"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(frames, [120, 9, 0, 12, 7]);
+    // the whole pair's report and pooled score are libvmaf's
+    let golden = golden_subset(&pair.golden(None), &V061);
+    check_report(&read_json(&whole.join("carphone.json")), &golden, &[], None);
+    assert_eq!(all[0]["vmaf"].as_f64(), golden.pooled("vmaf", "mean"));
+    assert_eq!(all[0]["model"], "vmaf_v0.6.1");
+    let csv = std::fs::read_to_string(whole.join("summary.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 6);
+    assert!(csv.starts_with("index,id,reference,distorted,status,"));
+
+    // --resume takes the finished pairs' reports as they are and retries the failed one
+    let before = numbers(&whole.join("y4m.json"));
+    let (o, _) = run("whole", &["--resume"]);
+    assert_eq!(o.status.code(), Some(255));
+    let resumed: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(whole.join("summary.json")).unwrap())
+            .unwrap();
+    let flags: Vec<bool> = resumed
+        .iter()
+        .map(|r| r["resumed"].as_bool().unwrap())
+        .collect();
+    assert_eq!(flags, [true, true, false, true, true]);
+    assert_eq!(rows(&whole.join("summary.json")), all);
+    assert_eq!(numbers(&whole.join("y4m.json")), before);
+
+    // three shards, merged: the whole run, pair by pair
+    let mut summaries = Vec::new();
+    for i in 0..3 {
+        let (o, out) = run(&format!("shard{i}"), &["--shard", &format!("{i}/3")]);
+        // pair 2 (the broken one) is in shard 2
+        assert_eq!(o.status.code(), Some(if i == 2 { 255 } else { 0 }));
+        let s = out.join(format!("summary.shard-{i}-of-3.json"));
+        for row in rows(&s) {
+            let idx = row["index"].as_u64().unwrap() as usize;
+            assert_eq!(idx % 3, i);
+            if let Some(file) = row["report"].as_str() {
+                assert_eq!(
+                    numbers(&out.join(file)),
+                    numbers(&whole.join(file)),
+                    "{file}"
+                );
+            }
+        }
+        summaries.push(s.display().to_string());
+    }
+    let merged = dir.join("merged");
+    let mut args = vec![
+        "merge".to_string(),
+        "--output-dir".into(),
+        merged.display().to_string(),
+    ];
+    args.extend(summaries.iter().cloned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = vmafgpu(&args);
+    assert_eq!(o.status.code(), Some(255), "the broken pair stays failed");
+    assert_eq!(rows(&merged.join("summary.json")), all);
+    // a pair in two summaries is refused
+    let twice = [
+        "merge",
+        "--output-dir",
+        merged.to_str().unwrap(),
+        summaries[0].as_str(),
+        summaries[0].as_str(),
+    ];
+    assert!(fails(&twice, 255).contains("in two summaries"));
+    // a bad option for every pair is a usage error before anything runs
+    let e = fails(
+        &["batch", manifest.to_str().unwrap(), "--feature", "vif"],
+        1,
+    );
+    assert!(e.contains("Unknown feature"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

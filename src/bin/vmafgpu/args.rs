@@ -625,6 +625,8 @@ vmafgpu's own options:
                               timestamp
  --help:                      this text
 
+Many pairs: vmafgpu batch MANIFEST [...], vmafgpu merge [...] (vmafgpu batch --help).
+
 The pooled VMAF goes to stdout as `vmaf_v0.6.1: 85.415076` (libvmaf's line); with -o it goes,
 as in libvmaf, to a terminal's stderr only. Exit status: 0, 1 for a usage error, 255 when
 scoring fails.

@@ -13,6 +13,7 @@
 //! The plugin is linked in and registered statically: no GST_PLUGIN_PATH needed.
 
 mod args;
+mod batch;
 mod input;
 mod output;
 
@@ -58,18 +59,14 @@ fn main() -> ExitCode {
             }
         }
     }
-    let result = match args::parse(&argv) {
-        Err(e) => Err(Failure::Usage(e.0)),
-        Ok(Command::Help) => {
-            print!("{}", args::USAGE);
+    let result = match argv.first().map(String::as_str) {
+        Some("batch" | "merge") if argv[1..].iter().any(|a| a == "--help") => {
+            print!("{}", batch::USAGE);
             Ok(())
         }
-        Ok(Command::Version) => {
-            // libvmaf prints its version on stderr
-            eprintln!("{REPORT_VERSION}");
-            Ok(())
-        }
-        Ok(Command::Run(a)) => run(&a),
+        Some("batch") => batch::batch(&argv[1..]),
+        Some("merge") => batch::merge(&argv[1..]),
+        _ => single(&argv),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -83,6 +80,23 @@ fn main() -> ExitCode {
             eprintln!("{msg}");
             ExitCode::from(255)
         }
+    }
+}
+
+/// One pair, libvmaf's way.
+fn single(argv: &[String]) -> Result<(), Failure> {
+    match args::parse(argv) {
+        Err(e) => Err(Failure::Usage(e.0)),
+        Ok(Command::Help) => {
+            print!("{}", args::USAGE);
+            Ok(())
+        }
+        Ok(Command::Version) => {
+            // libvmaf prints its version on stderr
+            eprintln!("{REPORT_VERSION}");
+            Ok(())
+        }
+        Ok(Command::Run(a)) => run(&a),
     }
 }
 
