@@ -396,9 +396,11 @@ impl Reader {
     fn run(mut self) {
         if let Err(e) = self.read_all() {
             let msg = format!("problem while reading {}: {e}", self.path);
-            let _ = self
-                .src
-                .post_message(gst::message::Error::builder(gst::ResourceError::Read, &msg).build());
+            let _ = self.src.post_message(
+                gst::message::Error::builder(gst::ResourceError::Read, &msg)
+                    .src(&self.src)
+                    .build(),
+            );
         }
         let _ = self
             .src
