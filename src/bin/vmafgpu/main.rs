@@ -400,7 +400,7 @@ fn score_pair(a: &Args, progress: bool) -> Result<PairScores, Failure> {
     }
 
     if progress {
-        eprintln!("vmafgpu version {REPORT_VERSION}");
+        eprintln!("VMAF version {REPORT_VERSION}");
     }
     let known_total = [
         (&reference, a.frame_skip_ref),
