@@ -61,7 +61,7 @@ use crate::model::{
 };
 use crate::picture::{Chroma, ChromaFormat, OwnedPlane, Picture};
 
-pub use crate::backend::Companions;
+pub use crate::backend::{BackendKind, Companions};
 
 mod host;
 pub use crate::model::{PoolMethod, PooledStats, pool};
@@ -83,17 +83,6 @@ impl Default for ModelSource {
     fn default() -> Self {
         ModelSource::Builtin(crate::model::DEFAULT_MODEL.to_string())
     }
-}
-
-/// Which backend computes the feature accumulators.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum BackendKind {
-    /// The best available: a GPU if one can be used, else the CPU.
-    #[default]
-    Auto,
-    Cpu,
-    Cuda,
-    Hip,
 }
 
 /// Scorer settings.

@@ -707,7 +707,7 @@ impl VmafGpu {
             enable_transform: s.enable_transform || s.phone_model,
             threads: s.threads as usize,
             subsample: s.subsample,
-            backend: s.backend.engine_kind(),
+            backend: s.backend.into(),
             device_id: s.device_id,
             companions: s.companions,
             model_params,
