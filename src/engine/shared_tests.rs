@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use super::*;
 use crate::backend::cpu::CpuBackend;
-use crate::backend::{HostBytes, HostChroma, HostFrame, HostPlane};
+use crate::backend::{FrameAccum, HostBytes, HostChroma, HostFrame, HostPlane};
 use crate::picture::{Chroma, PlaneRef};
 
 /// What the wrapper saw.
