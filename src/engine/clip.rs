@@ -10,7 +10,7 @@ use super::{FrameScores, Scorer};
 use crate::backend::{FrameAccum, HostPlane};
 use crate::error::{Error, Result};
 use crate::features::motion::{self, MotionScores, MotionSequence};
-use crate::model::PoolAccumulator;
+use crate::model::pool::MetricPool;
 use crate::picture::{ChromaFormat, OwnedPlane};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,9 +41,9 @@ pub(super) struct Clip {
     /// A frame's host values taken from the host pool before the backend's result came.
     pub(super) host_ready: Option<(u64, HostValues)>,
     pub(super) motion: Option<MotionSequence>,
-    /// Pooling accumulators, one per metric in report order (set up by the first scored frame).
-    pub(super) pooled: Vec<(String, PoolAccumulator)>,
-    pub(super) frames_scored: u64,
+    /// Every metric pooled over the scored frames, in report order (its frame count is the
+    /// frames scored).
+    pub(super) pooled: MetricPool,
     /// Set when a backend refused a frame after taking it ([`Error::FrameRefused`]): the clip
     /// ends before that frame and takes no more frames until `finish()`.
     pub(super) cut: Option<u64>,
@@ -257,18 +257,7 @@ impl Scorer {
         let prediction = self.model.predict(&values, &p.predict)?;
         metrics.extend(prediction.named(&self.model));
 
-        let pooled = &mut self.clip.pooled;
-        if pooled.is_empty() {
-            pooled.extend(
-                metrics
-                    .iter()
-                    .map(|(n, _)| (n.clone(), PoolAccumulator::new())),
-            );
-        }
-        for ((_, acc), (_, v)) in pooled.iter_mut().zip(&metrics) {
-            acc.push(*v);
-        }
-        self.clip.frames_scored += 1;
+        self.clip.pooled.push(&metrics);
         Ok(FrameScores { index, metrics })
     }
 }

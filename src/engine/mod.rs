@@ -914,13 +914,8 @@ impl Scorer {
             }
         }
         let summary = Summary {
-            frames: self.clip.frames_scored,
-            pooled: self
-                .clip
-                .pooled
-                .iter()
-                .map(|(n, a)| (n.clone(), a.stats()))
-                .collect(),
+            frames: self.clip.pooled.frames(),
+            pooled: self.clip.pooled.stats(),
         };
         self.clip = Clip::default();
         Ok((out, summary))

@@ -20,11 +20,14 @@ use gst_base::subclass::prelude::*;
 use super::engine;
 use super::host_input::{self, HostUv};
 use super::input::{FORMATS, InputFormat, MappedFrame};
-use super::messages::{FrameMessage, PooledMessage, PooledScores, Timing, WindowMessage};
+use super::messages::{
+    FrameMessage, MetricStats, PooledMessage, PooledScores, Timing, WindowMessage,
+};
 use super::pairing::{self, Decision, Head, Unpaired};
-use super::report::{self, Pool, Report, ReportFrame};
+use super::report::{self, Report, ReportFrame};
 use super::{Backend, PoolMethod, ResultsFormat, Sync};
 use crate::backend::HostChroma;
+use crate::model::pool::MetricPool;
 
 static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
     gst::DebugCategory::new(
@@ -107,14 +110,14 @@ struct FrameMeta {
 /// Pooled frames since some start (the whole run, or the current window).
 #[derive(Default)]
 struct Span {
-    pool: Pool,
+    pool: MetricPool,
     first: Option<FrameMeta>,
     end: Option<gst::ClockTime>,
 }
 
 impl Span {
     fn add(&mut self, meta: FrameMeta, metrics: &[(String, f64)]) {
-        self.pool.add(metrics);
+        self.pool.push(metrics);
         if self.first.is_none() {
             self.first = Some(meta);
         }
@@ -141,8 +144,14 @@ impl Span {
         PooledScores {
             frames: self.pool.frames(),
             pool_method,
-            metrics: self.pool.stats(),
+            metrics: self.stats(),
         }
+    }
+
+    /// Every metric's statistics, in first-seen order.
+    fn stats(&self) -> Vec<(String, MetricStats)> {
+        let stats = self.pool.stats().into_iter();
+        stats.map(|(name, s)| (name, s.into())).collect()
     }
 }
 
@@ -818,7 +827,10 @@ impl VmafGpu {
             Err(e @ crate::Error::FrameRefused { .. }) => (s.finish(), Some(e)),
             r => (r, None),
         })?;
-        let (frames, _summary) = r.map_err(|e| {
+        // The engine's summary pools this clip; the pooled message pools every clip since
+        // start (flushing seeks, size changes): `take_scores` feeds the same accumulators frame
+        // by frame (pooling clip summaries again would not be libvmaf's sums).
+        let (frames, _clip_summary) = r.map_err(|e| {
             gst::element_imp_error!(self, gst::LibraryError::Failed, ("VMAF engine failed: {e}"));
             gst::FlowError::Error
         })?;
@@ -1234,7 +1246,7 @@ impl VmafGpu {
                 }
                 _ => f64::NAN,
             };
-            let pooled_stats = state.total.pool.stats();
+            let pooled_stats = state.total.stats();
             let (width, height) = state.geometry.map_or((0, 0), |g| (g.width, g.height));
             let report = Report {
                 version: REPORT_VERSION,

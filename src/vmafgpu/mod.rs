@@ -102,6 +102,28 @@ pub enum PoolMethod {
     HarmonicMean = 4,
 }
 
+impl From<PoolMethod> for crate::model::PoolMethod {
+    fn from(m: PoolMethod) -> Self {
+        match m {
+            PoolMethod::Min => crate::model::PoolMethod::Min,
+            PoolMethod::Max => crate::model::PoolMethod::Max,
+            PoolMethod::Mean => crate::model::PoolMethod::Mean,
+            PoolMethod::HarmonicMean => crate::model::PoolMethod::HarmonicMean,
+        }
+    }
+}
+
+impl From<crate::model::PoolMethod> for PoolMethod {
+    fn from(m: crate::model::PoolMethod) -> Self {
+        match m {
+            crate::model::PoolMethod::Min => PoolMethod::Min,
+            crate::model::PoolMethod::Max => PoolMethod::Max,
+            crate::model::PoolMethod::Mean => PoolMethod::Mean,
+            crate::model::PoolMethod::HarmonicMean => PoolMethod::HarmonicMean,
+        }
+    }
+}
+
 /// Format of the `results-filename` report (values and nicks as in the `vmaf` element).
 #[derive(Debug, Eq, PartialEq, Hash, Clone, Copy, Default, glib::Enum)]
 #[repr(u32)]
