@@ -686,12 +686,9 @@ impl Scorer {
 
     /// Whether the zero-copy route also wants the pictures' chroma planes
     /// ([`Scorer::push_shared_with_chroma`]): a companion metric that reads them is on.
-    /// Without them such frames take `push`'s route (as every frame with a companion metric
-    /// does under VMAFGPU_HOST_CHROMA=0, a switch for measurements).
+    /// Without them such frames take `push`'s route.
     pub fn wants_host_chroma(&self) -> bool {
-        static OFF: std::sync::LazyLock<bool> =
-            std::sync::LazyLock::new(|| std::env::var("VMAFGPU_HOST_CHROMA").as_deref() == Ok("0"));
-        self.takes_host_planes() && self.cfg.companions.needs_chroma() && !*OFF
+        self.takes_host_planes() && self.cfg.companions.needs_chroma()
     }
 
     /// Whether [`Scorer::push_shared_with_chroma`] scores every frame from the planes it is

@@ -19,7 +19,7 @@ use gst_base::subclass::prelude::*;
 
 use super::engine;
 use super::host_input::{self, HostUv};
-use super::input::{FORMATS, InputFormat, MappedFrame};
+use super::input::{FORMATS, MappedFrame};
 use super::messages::{
     FrameMessage, MetricStats, PooledMessage, PooledScores, Timing, WindowMessage,
 };
@@ -214,9 +214,6 @@ struct State {
     host_planes: bool,
     /// ... and their chroma too (`Scorer::wants_host_chroma`).
     host_chroma: bool,
-    /// ... and never reads the pictures' own planes on that route (`Scorer::shares_every_frame`):
-    /// MSB-aligned formats (P010) may take it, their planes shifted by the backend.
-    host_msb: bool,
     /// The pinned-memory allocator offered upstream (CUDA), made by the first ALLOCATION query.
     #[cfg(feature = "cuda")]
     pinned: Option<super::host_input::PinnedAllocator>,
@@ -945,7 +942,7 @@ impl VmafGpu {
         untimed: bool,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
         let mut out = Output::default();
-        let (ref_info, dist_info, segment_change, (host_planes, host_chroma, host_msb), on_device) = {
+        let (ref_info, dist_info, segment_change, (host_planes, host_chroma), on_device) = {
             let mut guard = self.state.lock().unwrap();
             let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
             let (Some((_, ri)), Some((_, di))) = (&state.ref_caps, &state.dist_caps) else {
@@ -996,7 +993,7 @@ impl VmafGpu {
                 ri,
                 di,
                 change,
-                (state.host_planes, state.host_chroma, state.host_msb),
+                (state.host_planes, state.host_chroma),
                 // Waiting pays off only when a pair's work is short (see below).
                 state.on_device,
             )
@@ -1024,11 +1021,9 @@ impl VmafGpu {
         let pushed = {
             // Zero-copy where the backend reads the buffers' planes where they are (CUDA): the
             // mapped buffers go to the engine, which holds them until uploaded. MSB-aligned
-            // formats (P010) too where the engine never reads the pictures' planes on that
-            // route: their host planes carry the shift, and the pictures (geometry only) are
-            // mapped as stored instead of shifted on this thread.
-            let msb = InputFormat::of(ref_info.format()).is_some_and(|f| f.shift != 0);
-            let shared = (host_planes && (!msb || host_msb))
+            // formats (P010) too: their host planes carry the shift, and the pictures (geometry
+            // only) are mapped as stored instead of shifted on this thread.
+            let shared = host_planes
                 .then(|| {
                     host_input::host_planes(&ref_buf, &ref_info, host_chroma)
                         .zip(host_input::host_planes(&dist_buf, &dist_info, host_chroma))
@@ -1375,9 +1370,6 @@ impl AggregatorImpl for VmafGpu {
         let needs_chroma = scorer.needs_chroma();
         let host_planes = scorer.takes_host_planes();
         let host_chroma = scorer.wants_host_chroma();
-        // VMAFGPU_HOST_MSB=0: P010 takes the copy route (shifted here), for measurements.
-        let host_msb =
-            scorer.shares_every_frame() && std::env::var("VMAFGPU_HOST_MSB").as_deref() != Ok("0");
         gst::info!(
             CAT,
             imp = self,
@@ -1449,7 +1441,6 @@ impl AggregatorImpl for VmafGpu {
             scoring_ended: false,
             host_planes,
             host_chroma,
-            host_msb,
             #[cfg(feature = "cuda")]
             pinned: None,
             report: report_target,
