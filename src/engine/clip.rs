@@ -25,11 +25,14 @@ pub(super) struct Geometry {
 pub(super) struct Clip {
     /// Set by the first frame of the clip; later frames must match it.
     pub(super) geometry: Option<Geometry>,
+    /// Whether the clip's frames in the caller's memory are read where they are (decided at
+    /// its first frame).
+    pub(super) zero_copy: bool,
     /// Index of the next pushed frame.
     pub(super) next_index: u64,
     /// The last reference planes (the newest at the back), for motion (2 with the five-frame
-    /// window); with the caller's plane when the frame came through [`Scorer::push_shared`]
-    /// on the zero-copy route (the compact plane then holds only the geometry).
+    /// window); with the caller's plane when the frame took the zero-copy route (the compact
+    /// plane then holds only the geometry).
     pub(super) refs: VecDeque<(Arc<OwnedPlane>, Option<HostPlane>)>,
     /// Jobs submitted and not yet received.
     pub(super) in_flight: usize,

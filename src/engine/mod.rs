@@ -45,20 +45,24 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::backend::{self, Backend, ChromaPair, FrameJob, HostChroma, HostFrame, HostPlane};
+use crate::backend::{self, Backend, ChromaPair, FrameJob, HostChroma, HostFrame};
 use crate::error::{Error, Result};
 use crate::features::{MIN_HEIGHT, MIN_WIDTH};
 use crate::model::{FeatureOverload, Model, PredictOptions};
-use crate::picture::{Chroma, ChromaFormat, OwnedPlane, Picture};
+use crate::picture::{ChromaFormat, OwnedPlane, Picture};
 
-pub use crate::backend::{BackendKind, Companions};
+pub use crate::backend::{BackendKind, Companions, HostBytes, HostPlane};
 
 mod clip;
+mod frame;
 mod host;
+mod pinned;
 mod plan;
 pub use crate::model::{PoolMethod, PooledStats, pool};
 use clip::{Clip, Geometry};
+pub use frame::{Frame, HostUv};
 use host::{HostPool, HostSet};
+pub use pinned::{PinnedBuffer, PinnedMemory};
 use plan::{CIEDE, Ext, MS_SSIM, PSNR_HVS, Plan, SSIM};
 
 /// Where the model comes from.
@@ -418,7 +422,7 @@ impl Scorer {
     }
 
     /// Check a pair before anything is taken from it.
-    fn validate(&self, r: &Picture<'_>, d: &Picture<'_>) -> Result<Geometry> {
+    fn validate(&self, r: &Frame<'_>, d: &Frame<'_>) -> Result<Geometry> {
         if let Some(n) = self.clip.cut {
             return Err(Error::State(format!(
                 "frame {n} was refused after it was taken, which ended the clip at frame {}: \
@@ -426,20 +430,8 @@ impl Scorer {
                 n.saturating_sub(1)
             )));
         }
-        r.validate()?;
-        d.validate()?;
-        let g = Geometry {
-            width: r.width,
-            height: r.height,
-            bpc: r.bpc,
-            format: r.format,
-        };
-        let gd = Geometry {
-            width: d.width,
-            height: d.height,
-            bpc: d.bpc,
-            format: d.format,
-        };
+        let g = frame::geometry(r)?;
+        let gd = frame::geometry(d)?;
         if g != gd {
             return Err(Error::Mismatch(format!(
                 "reference is {}x{} {:?} at {} bits, distorted {}x{} {:?} at {} bits",
@@ -475,14 +467,12 @@ impl Scorer {
     }
 
     /// What the companion metrics need of a pair; libvmaf refuses the same cases.
-    fn validate_companions(&self, r: &Picture<'_>, d: &Picture<'_>, g: &Geometry) -> Result<()> {
+    fn validate_companions(&self, r: &Frame<'_>, d: &Frame<'_>, g: &Geometry) -> Result<()> {
         let c = self.cfg.companions;
         if c.ms_ssim {
             crate::features::ms_ssim::check_size(g.width, g.height)?;
         }
-        let no_chroma = g.format == ChromaFormat::Gray
-            || matches!(r.chroma, Chroma::None)
-            || matches!(d.chroma, Chroma::None);
+        let no_chroma = g.format == ChromaFormat::Gray || !r.has_chroma() || !d.has_chroma();
         for (on, metric, what) in [
             (c.ciede, "ciede", "CIEDE2000"),
             (c.psnr_hvs, "psnr_hvs", "PSNR-HVS"),
@@ -547,21 +537,104 @@ impl Scorer {
         }
     }
 
-    /// Submit one pair. It is validated (size at least 33x33, equal geometry, format and bit depth
-    /// for both pictures and for every frame of the clip, samples within `bpc` bits) before the
-    /// scorer takes it: an `Err` changes nothing and the scorer stays usable.
-    ///
-    /// Returns the frames that became final, in index order (usually earlier frames: motion needs
-    /// the next frame, and the backend works on several frames at once).
+    /// Submit one pair of borrowed pictures: [`Scorer::push_frames`] with
+    /// [`Frame::picture`] (the engine copies the planes).
     pub fn push(
         &mut self,
         reference: &Picture<'_>,
         distorted: &Picture<'_>,
     ) -> Result<Vec<FrameScores>> {
-        let geometry = self.validate(reference, distorted)?;
-        let host_set = self.host_set_for(&geometry)?;
-        let t_copy = std::time::Instant::now();
+        self.push_frames(Frame::picture(reference), Frame::picture(distorted))
+    }
 
+    /// Submit one pair. It is validated (size at least 33x33, equal geometry, format and bit depth
+    /// for both pictures and for every frame of the clip, samples within `bpc` bits) before the
+    /// scorer takes it: an `Err` changes nothing and the scorer stays usable.
+    ///
+    /// Frames whose planes are in the caller's memory ([`Frame::host`]) are read where they are
+    /// when the backend can ([`Scorer::takes_host_planes`]; the route is decided at a clip's
+    /// first frame): the backend uploads straight from them (without any host copy when they
+    /// are pinned) and drops them once it no longer reads them; the scorer keeps the last
+    /// reference for motion. Otherwise, and for borrowed pictures, the engine copies the planes.
+    /// The scores are the same on both routes. On a backend that checks the samples of host
+    /// planes itself ([`Backend::checks_host_ranges`]: the CUDA backend, on the GPU, so that the
+    /// calling thread never reads the planes) a frame with a sample above `bpc` bits is refused
+    /// when its result is read, by a later push, `poll` or `finish`, with
+    /// [`Error::FrameRefused`]; the clip then ends at the frame before it (the frames pushed after
+    /// it are dropped) and `finish()` returns its remaining scores and summary.
+    ///
+    /// Returns the frames that became final, in index order (usually earlier frames: motion needs
+    /// the next frame, and the backend works on several frames at once).
+    pub fn push_frames(
+        &mut self,
+        reference: Frame<'_>,
+        distorted: Frame<'_>,
+    ) -> Result<Vec<FrameScores>> {
+        let geometry = self.validate(&reference, &distorted)?;
+        let host_set = self.host_set_for(&geometry)?;
+        // The route, once per clip: host planes are read where they are when the backend takes
+        // them, no host extractor reads the engine's copies, and the frames carry the chroma
+        // the companion metrics read.
+        let zero_copy = match self.clip.geometry {
+            Some(_) => self.clip.zero_copy,
+            None => {
+                self.takes_host_planes()
+                    && (!self.cfg.companions.needs_chroma()
+                        || (reference.has_chroma() && distorted.has_chroma()))
+            }
+        };
+        let t_collect = match self.shared_planes(zero_copy, &reference, &distorted) {
+            Some((rl, dl, chroma)) => {
+                self.submit_shared(geometry, rl, dl, chroma)?;
+                std::time::Instant::now()
+            }
+            None => self.submit_copied(geometry, host_set, &reference, &distorted)?,
+        };
+        self.clip.zero_copy = zero_copy;
+
+        let mut out = Vec::new();
+        // Keep the backend busy but bounded: wait once too much is in flight.
+        let max = self.backend.max_in_flight().max(1);
+        self.collect(false, &mut out)?;
+        while self.clip.in_flight > max {
+            self.collect_one(true, &mut out)?;
+        }
+        push_time(3, t_collect);
+        PUSH_NS[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(out)
+    }
+
+    /// The planes of a zero-copy job, when the clip's route is zero-copy and the frames are in
+    /// the caller's memory (with their chroma where this frame's companion metrics read it).
+    fn shared_planes(
+        &self,
+        zero_copy: bool,
+        reference: &Frame<'_>,
+        distorted: &Frame<'_>,
+    ) -> Option<(HostPlane, HostPlane, Option<HostChroma>)> {
+        if !zero_copy {
+            return None;
+        }
+        let (rl, dl) = (reference.host_luma()?, distorted.host_luma()?);
+        let features = self.clip.next_index.is_multiple_of(self.subsample());
+        let chroma = if features && self.cfg.companions.needs_chroma() {
+            Some(frame::host_chroma(reference, distorted)?)
+        } else {
+            None
+        };
+        Some((rl.clone(), dl.clone(), chroma))
+    }
+
+    /// The copy route: copy (and check) the planes, submit the job, and the host extractors'
+    /// work. Returns when the collecting began (for [`push_times`]).
+    fn submit_copied(
+        &mut self,
+        geometry: Geometry,
+        host_set: Option<Arc<HostSet>>,
+        reference: &Frame<'_>,
+        distorted: &Frame<'_>,
+    ) -> Result<std::time::Instant> {
+        let t_copy = std::time::Instant::now();
         let index = self.clip.next_index;
         let features = index.is_multiple_of(self.subsample());
         let companions = self.cfg.companions;
@@ -575,11 +648,13 @@ impl Scorer {
             let (Some(r), Some(d)) = (Arc::get_mut(&mut rbuf), Arc::get_mut(&mut dbuf)) else {
                 return Err(Error::State("internal: plane buffer in use".into()));
             };
-            match pair.as_mut().map(Arc::get_mut) {
-                Some(None) => Err(Error::State("internal: chroma buffer in use".into())),
-                Some(Some(c)) => copy_frame(reference, r, distorted, d, Some(c)),
-                None => copy_frame(reference, r, distorted, d, None),
-            }
+            let chroma = match pair.as_mut().map(Arc::get_mut) {
+                Some(None) => return Err(Error::State("internal: chroma buffer in use".into())),
+                Some(Some(c)) => Some(c),
+                None => None,
+            };
+            reference
+                .with_picture(|rp| distorted.with_picture(|dp| copy_frame(rp, r, dp, d, chroma)))
         };
         let chroma = match copied {
             Ok(has) => pair.map(|p| self.keep_chroma(p)).filter(|_| has),
@@ -601,7 +676,7 @@ impl Scorer {
         let prev_ref = if self.plan.uses(Ext::Motion) && self.clip.refs.len() >= distance {
             Some(match &self.clip.refs[self.clip.refs.len() - distance] {
                 (p, None) => Arc::clone(p),
-                // The previous frame came through push_shared: its samples are the caller's.
+                // The previous frame took the zero-copy route: its samples are the caller's.
                 (_, Some(h)) => Arc::new(h.to_owned_plane()),
             })
         } else {
@@ -656,152 +731,27 @@ impl Scorer {
         }
         self.keep_buffer(rbuf);
         self.keep_buffer(dbuf);
-
-        let mut out = Vec::new();
-        // Keep the backend busy but bounded: wait once too much is in flight.
-        let max = self.backend.max_in_flight().max(1);
-        self.collect(false, &mut out)?;
-        while self.clip.in_flight > max {
-            self.collect_one(true, &mut out)?;
-        }
-        push_time(3, t_collect);
-        PUSH_NS[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(out)
+        Ok(t_collect)
     }
 
-    /// Whether a frame's whole work (VMAF and the companion metrics asked for) runs on a GPU,
-    /// about a millisecond a frame once pushed: then waiting for it ([`Scorer::poll`] with
-    /// `wait`) right after a push gives the previous frame's scores without holding up the
-    /// next frames.
-    pub fn computes_on_device(&self) -> bool {
-        self.plan.host.is_empty() && self.backend.computes_on_device(self.cfg.companions)
-    }
-
-    /// Whether [`Scorer::push_shared`] takes the zero-copy route: the backend reads planes in
-    /// the caller's memory (the CUDA backend). Otherwise `push_shared` is `push`.
-    pub fn takes_host_planes(&self) -> bool {
-        // The host extractors (CAMBI, SpEED) read the engine's own copies of the planes.
-        self.plan.host.is_empty() && self.backend.accepts_host_planes()
-    }
-
-    /// Whether the zero-copy route also wants the pictures' chroma planes
-    /// ([`Scorer::push_shared_with_chroma`]): a companion metric that reads them is on.
-    /// Without them such frames take `push`'s route.
-    pub fn wants_host_chroma(&self) -> bool {
-        self.takes_host_planes() && self.cfg.companions.needs_chroma()
-    }
-
-    /// Whether [`Scorer::push_shared_with_chroma`] scores every frame from the planes it is
-    /// handed (with the pictures' chroma where [`Scorer::wants_host_chroma`]), never reading the
-    /// pictures' own planes (`push`'s route). Callers whose pictures' planes are not the samples
-    /// (MSB-aligned formats such as P010, whose host planes say their shift) may use the
-    /// zero-copy route only then.
-    pub fn shares_every_frame(&self) -> bool {
-        self.takes_host_planes()
-            && (self.wants_host_chroma() || !self.cfg.companions.needs_chroma())
-    }
-
-    /// [`Scorer::push`] without copying the luma planes where the backend can read them where
-    /// they are ([`Scorer::takes_host_planes`]): `ref_luma` and `dist_luma` are the luma planes of
-    /// `reference` and `distorted` in memory they keep alive (a mapped buffer, a pinned buffer of
-    /// the element's pool). The backend uploads straight from them (without any host copy when
-    /// they are pinned) and drops them once it no longer reads them; the scorer keeps the last
-    /// reference for motion. Validation is `push`'s and the scores are `push`'s. Samples above
-    /// `bpc` bits are refused before anything is taken (an `Err` changes nothing), except on a
-    /// backend that checks them itself ([`Backend::checks_host_ranges`]: the CUDA backend, on
-    /// the GPU, so that the streaming thread never reads the planes): there the frame is
-    /// refused when its result is read, by a later `push_shared`, `poll` or `finish`, with
-    /// [`Error::FrameRefused`]; the clip then ends at the frame before it (the frames pushed
-    /// after it are dropped) and `finish()` returns its remaining scores and summary.
-    ///
-    /// The samples scored are those of `ref_luma` and `dist_luma` (the caller promises they are
-    /// the pictures' luma); the pictures' own luma planes are read only when the route is
-    /// `push`'s. With a companion metric that reads chroma on, frames take `push`'s route:
-    /// [`Scorer::push_shared_with_chroma`] hands the chroma planes over too.
-    pub fn push_shared(
-        &mut self,
-        reference: &Picture<'_>,
-        distorted: &Picture<'_>,
-        ref_luma: HostPlane,
-        dist_luma: HostPlane,
-    ) -> Result<Vec<FrameScores>> {
-        self.push_shared_with_chroma(reference, distorted, ref_luma, dist_luma, None)
-    }
-
-    /// [`Scorer::push_shared`] with the pictures' chroma planes in the caller's memory too, at
-    /// libvmaf's chroma size (`width >> ss_x` x `height >> ss_y` of the pictures' format; Cb,
-    /// Cr), for the companion metrics that read them ([`Scorer::wants_host_chroma`]). A frame
-    /// whose companion metrics need chroma and that comes without it takes `push`'s route.
+    /// The zero-copy route: check what the backend does not, and submit the caller's planes.
     /// Chroma samples above `bpc` bits are refused before the frame is taken, by a scan on the
-    /// host (9 to 15 bits; 8- and 16-bit planes cannot hold one).
-    pub fn push_shared_with_chroma(
+    /// host (9 to 15 bits; 8- and 16-bit planes cannot hold one); luma samples too, unless the
+    /// backend checks them itself ([`Backend::checks_host_ranges`]).
+    fn submit_shared(
         &mut self,
-        reference: &Picture<'_>,
-        distorted: &Picture<'_>,
+        geometry: Geometry,
         ref_luma: HostPlane,
         dist_luma: HostPlane,
         chroma: Option<HostChroma>,
-    ) -> Result<Vec<FrameScores>> {
-        if !self.takes_host_planes() {
-            return self.push(reference, distorted);
-        }
+    ) -> Result<()> {
         let features = self.clip.next_index.is_multiple_of(self.subsample());
         let companions = if features {
             self.cfg.companions
         } else {
             Companions::default()
         };
-        let chroma = if companions.needs_chroma() {
-            match chroma {
-                Some(c) => Some(c),
-                None => return self.push(reference, distorted),
-            }
-        } else {
-            None
-        };
-        let geometry = self.validate(reference, distorted)?;
-        for (p, what) in [(&ref_luma, "reference"), (&dist_luma, "distorted")] {
-            if (p.width(), p.height(), p.bpc()) != (geometry.width, geometry.height, geometry.bpc) {
-                return Err(Error::Mismatch(format!(
-                    "{what} luma plane is {}x{} at {} bits, the picture {}x{} at {} bits",
-                    p.width(),
-                    p.height(),
-                    p.bpc(),
-                    geometry.width,
-                    geometry.height,
-                    geometry.bpc
-                )));
-            }
-        }
-        if let Some(c) = &chroma {
-            let size = geometry
-                .format
-                .libvmaf_chroma_size(geometry.width, geometry.height);
-            // Interleaved planes hold two samples (Cb, Cr) a chroma pixel.
-            let pair = if matches!(c, HostChroma::Interleaved { .. }) {
-                2
-            } else {
-                1
-            };
-            for (p, what) in c.named() {
-                let got = (p.width(), p.height(), p.bpc());
-                if size.is_none_or(|(w, h)| got != (pair * w, h, geometry.bpc)) {
-                    return Err(Error::Mismatch(format!(
-                        "{what} plane is {}x{} samples at {} bits, libvmaf's chroma of the {}x{} \
-                         {:?} picture at {} bits is {size:?} (twice as wide interleaved)",
-                        got.0,
-                        got.1,
-                        got.2,
-                        geometry.width,
-                        geometry.height,
-                        geometry.format,
-                        geometry.bpc
-                    )));
-                }
-            }
-        }
-        // Luma first, then chroma, as push checks them. The backend's own check
-        // (checks_host_ranges) covers the luma planes only.
+        // Luma first, then chroma, as the copy route checks them.
         let mut scan = Vec::new();
         if !self.backend.checks_host_ranges() {
             scan.extend([(&ref_luma, "luma"), (&dist_luma, "luma")]);
@@ -873,14 +823,32 @@ impl Scorer {
         while self.clip.refs.len() > distance {
             self.clip.refs.pop_front();
         }
+        Ok(())
+    }
 
-        let mut out = Vec::new();
-        let max = self.backend.max_in_flight().max(1);
-        self.collect(false, &mut out)?;
-        while self.clip.in_flight > max {
-            self.collect_one(true, &mut out)?;
+    /// Whether a frame's whole work (VMAF and the companion metrics asked for) runs on a GPU,
+    /// about a millisecond a frame once pushed: then waiting for it ([`Scorer::poll`] with
+    /// `wait`) right after a push gives the previous frame's scores without holding up the
+    /// next frames.
+    pub fn computes_on_device(&self) -> bool {
+        self.plan.host.is_empty() && self.backend.computes_on_device(self.cfg.companions)
+    }
+
+    /// Whether frames in the caller's memory ([`Frame::host`]) are read where they are (the
+    /// zero-copy route): the backend reads host planes (the CUDA backend), and no host
+    /// extractor (CAMBI, SpEED) needs the engine's own copies. Otherwise they are copied.
+    pub fn takes_host_planes(&self) -> bool {
+        self.plan.host.is_empty() && self.backend.accepts_host_planes()
+    }
+
+    /// Pinned host memory for frames in the caller's memory, where it pays: on the zero-copy
+    /// route to a CUDA device, frames a producer writes into it are uploaded by DMA with no host
+    /// copy. `None` on the other routes.
+    pub fn pinned_memory(&self) -> Result<Option<PinnedMemory>> {
+        if !self.takes_host_planes() || self.backend.name() != "cuda" {
+            return Ok(None);
         }
-        Ok(out)
+        PinnedMemory::open(self.cfg.device_id).map(Some)
     }
 
     /// Collect what the backend has finished without pushing a frame. With `wait`, blocks until

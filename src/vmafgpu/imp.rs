@@ -18,15 +18,13 @@ use gst_base::prelude::*;
 use gst_base::subclass::prelude::*;
 
 use super::engine;
-use super::host_input::{self, HostUv};
-use super::input::{FORMATS, MappedFrame};
+use super::input::{self, FORMATS, PinnedAllocator};
 use super::messages::{
     FrameMessage, MetricStats, PooledMessage, PooledScores, Timing, WindowMessage,
 };
 use super::pairing::{self, Decision, Head, Unpaired};
 use super::report::{self, Report, ReportFrame};
 use super::{Backend, PoolMethod, ResultsFormat, Sync};
-use crate::backend::HostChroma;
 use crate::model::pool::MetricPool;
 
 static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
@@ -210,13 +208,9 @@ struct State {
     report_frames: Vec<ReportFrame>,
     /// A pad reached EOS: the scorer was flushed and no pair can come until a flush.
     scoring_ended: bool,
-    /// The scorer reads the buffers' luma where it is (`Scorer::takes_host_planes`).
-    host_planes: bool,
-    /// ... and their chroma too (`Scorer::wants_host_chroma`).
-    host_chroma: bool,
-    /// The pinned-memory allocator offered upstream (CUDA), made by the first ALLOCATION query.
-    #[cfg(feature = "cuda")]
-    pinned: Option<super::host_input::PinnedAllocator>,
+    /// The pinned-memory allocator offered upstream, where the engine's route uses it
+    /// (`Scorer::pinned_memory`: CUDA).
+    pinned: Option<PinnedAllocator>,
     /// The report file, checked (its temporary created) at start; None once written.
     report: Option<report::ReportTarget>,
     eos_done: bool,
@@ -942,7 +936,7 @@ impl VmafGpu {
         untimed: bool,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
         let mut out = Output::default();
-        let (ref_info, dist_info, segment_change, (host_planes, host_chroma), on_device) = {
+        let (ref_info, dist_info, segment_change, on_device) = {
             let mut guard = self.state.lock().unwrap();
             let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
             let (Some((_, ri)), Some((_, di))) = (&state.ref_caps, &state.dist_caps) else {
@@ -993,7 +987,6 @@ impl VmafGpu {
                 ri,
                 di,
                 change,
-                (state.host_planes, state.host_chroma),
                 // Waiting pays off only when a pair's work is short (see below).
                 state.on_device,
             )
@@ -1018,65 +1011,15 @@ impl VmafGpu {
             );
         }
 
-        let pushed = {
-            // Zero-copy where the backend reads the buffers' planes where they are (CUDA): the
-            // mapped buffers go to the engine, which holds them until uploaded. MSB-aligned
-            // formats (P010) too: their host planes carry the shift, and the pictures (geometry
-            // only) are mapped as stored instead of shifted on this thread.
-            let shared = host_planes
-                .then(|| {
-                    host_input::host_planes(&ref_buf, &ref_info, host_chroma)
-                        .zip(host_input::host_planes(&dist_buf, &dist_info, host_chroma))
-                })
-                .flatten();
-            let shift = shared.is_none();
-            let rmap = MappedFrame::map(ref_buf.as_ref(), &ref_info, shift);
-            let dmap = MappedFrame::map(dist_buf.as_ref(), &dist_info, shift);
-            match (rmap, dmap) {
-                (Ok(r), Ok(d)) => match shared {
-                    Some((rh, dh)) => {
-                        let chroma = match (rh.chroma, dh.chroma) {
-                            (Some(HostUv::Planar(reference)), Some(HostUv::Planar(distorted))) => {
-                                Some(HostChroma::Planar {
-                                    reference,
-                                    distorted,
-                                })
-                            }
-                            (
-                                Some(HostUv::Interleaved(reference)),
-                                Some(HostUv::Interleaved(distorted)),
-                            ) => Some(HostChroma::Interleaved {
-                                reference,
-                                distorted,
-                            }),
-                            _ => None,
-                        };
-                        self.with_scorer(|s| {
-                            s.push_shared_with_chroma(
-                                &r.picture(),
-                                &d.picture(),
-                                rh.luma,
-                                dh.luma,
-                                chroma,
-                            )
-                        })?
-                    }
-                    None => {
-                        if host_planes {
-                            gst::debug!(
-                                CAT,
-                                imp = self,
-                                "pair: copy route ({} cannot be read where it is)",
-                                ref_info.format().to_str()
-                            );
-                        }
-                        self.with_scorer(|s| s.push(&r.picture(), &d.picture()))?
-                    }
-                },
-                (Err(e), _) | (_, Err(e)) => {
-                    gst::element_imp_error!(self, gst::StreamError::Format, ("{}", e));
-                    return Err(gst::FlowError::Error);
-                }
+        // Each buffer mapped once; the engine reads the planes where they are or copies them,
+        // as its backend needs.
+        let frames = (input::frame_of(&ref_buf, &ref_info))
+            .and_then(|r| Ok((r, input::frame_of(&dist_buf, &dist_info)?)));
+        let pushed = match frames {
+            Ok((r, d)) => self.with_scorer(|s| s.push_frames(r, d))?,
+            Err(e) => {
+                gst::element_imp_error!(self, gst::StreamError::Format, ("{}", e));
+                return Err(gst::FlowError::Error);
             }
         };
         let frames = pushed.map_err(|e| {
@@ -1277,36 +1220,20 @@ impl VmafGpu {
 }
 
 impl VmafGpu {
-    #[cfg(feature = "cuda")]
-    /// Offer the pinned pool in `query` (with CUDA as the backend); whether it did.
+    /// Offer the pinned pool in `query` (where the engine's route uses it); whether it did.
     fn propose_pinned(
         &self,
         pad: &gst_base::AggregatorPad,
         query: &mut gst::query::Allocation,
     ) -> bool {
         let allocator = {
-            let mut guard = self.state.lock().unwrap();
-            let Some(state) = guard.as_mut() else {
-                return false;
-            };
-            if !state.host_planes {
-                return false;
-            }
-            match &state.pinned {
-                Some(a) => a.clone(),
-                None => match host_input::PinnedAllocator::new(state.settings.device_id) {
-                    Ok(a) => {
-                        state.pinned = Some(a.clone());
-                        a
-                    }
-                    Err(e) => {
-                        gst::warning!(CAT, imp = self, "no pinned buffer pool: {e}");
-                        return false;
-                    }
-                },
+            let guard = self.state.lock().unwrap();
+            match guard.as_ref().and_then(|s| s.pinned.clone()) {
+                Some(a) => a,
+                None => return false,
             }
         };
-        match host_input::propose_pinned(&allocator, query) {
+        match input::propose_pinned(&allocator, query) {
             Ok(true) => {
                 gst::debug!(CAT, obj = pad, "offered a pool of pinned buffers");
                 true
@@ -1368,23 +1295,23 @@ impl AggregatorImpl for VmafGpu {
         let on_device = scorer.computes_on_device();
         let model_name = scorer.model_name().to_string();
         let needs_chroma = scorer.needs_chroma();
-        let host_planes = scorer.takes_host_planes();
-        let host_chroma = scorer.wants_host_chroma();
-        gst::info!(
-            CAT,
-            imp = self,
-            "scoring with model {model_name} on backend {backend_name}"
-        );
         gst::debug!(
             CAT,
             imp = self,
             "input route: {}",
-            match (host_planes, host_chroma) {
-                (false, _) => "planes copied by the engine",
-                (true, false) => "luma read where it is (zero-copy)",
-                (true, true) => "luma and chroma read where they are (zero-copy)",
+            if scorer.takes_host_planes() {
+                "planes read where they are (zero-copy)"
+            } else {
+                "planes copied by the engine"
             }
         );
+        let pinned = match scorer.pinned_memory() {
+            Ok(m) => m.map(PinnedAllocator::new),
+            Err(e) => {
+                gst::warning!(CAT, imp = self, "no pinned buffer pool: {e}");
+                None
+            }
+        };
         if settings.backend == Backend::Auto
             && backend_name == "cpu"
             && (cfg!(feature = "cuda") || cfg!(feature = "hip"))
@@ -1439,10 +1366,7 @@ impl AggregatorImpl for VmafGpu {
             window: Span::default(),
             report_frames: Vec::new(),
             scoring_ended: false,
-            host_planes,
-            host_chroma,
-            #[cfg(feature = "cuda")]
-            pinned: None,
+            pinned,
             report: report_target,
             eos_done: false,
             started: None,
@@ -1740,7 +1664,8 @@ impl AggregatorImpl for VmafGpu {
         }
     }
 
-    /// With CUDA, offer upstream a pool of pinned buffers (see `host_input::propose_pinned`):
+    /// Where the engine uses it (CUDA), offer upstream a pool of pinned buffers (see
+    /// `input::propose_pinned`):
     /// frames a decoder writes into them are uploaded by DMA with no host copy.
     fn propose_allocation(
         &self,
@@ -1748,7 +1673,6 @@ impl AggregatorImpl for VmafGpu {
         decide_query: Option<&gst::query::Allocation>,
         query: &mut gst::query::Allocation,
     ) -> Result<(), gst::LoggableError> {
-        #[cfg(feature = "cuda")]
         self.propose_pinned(pad, query);
         self.parent_propose_allocation(pad, decide_query, query)
     }
@@ -1759,7 +1683,6 @@ impl AggregatorImpl for VmafGpu {
         // Pinned buffers for the GPU, answered here: the aggregator's default refuses ALLOCATION
         // until its src pad is negotiated (after the first frames), and a decoder asks before
         // its first frame.
-        #[cfg(feature = "cuda")]
         if let (true, QueryViewMut::Allocation(q)) = (is_ref, query.view_mut())
             && self.propose_pinned(pad, q)
         {
@@ -1808,7 +1731,6 @@ impl AggregatorImpl for VmafGpu {
             }
             // The distorted frames pass through: downstream's pool first; where downstream
             // offers none, pinned buffers for the GPU (as on ref_sink).
-            #[cfg(feature = "cuda")]
             QueryViewMut::Allocation(q) if !is_ref => {
                 let answered = self.obj().src_pad().peer_query(q);
                 if q.allocation_pools().len() == 0 {

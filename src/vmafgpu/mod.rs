@@ -52,7 +52,6 @@
 use gst::glib;
 use gst::prelude::*;
 
-mod host_input;
 mod imp;
 mod input;
 pub mod messages;
