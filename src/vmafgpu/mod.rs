@@ -57,6 +57,7 @@ mod input;
 pub mod messages;
 mod pairing;
 pub mod report;
+mod settings;
 
 use crate::engine;
 
