@@ -18,7 +18,9 @@
 //! # What it computes, and how it matches libvmaf 3.2.0
 //!
 //! For every pushed pair the engine copies the luma planes (checking geometry and sample range
-//! first, so a refused frame changes nothing), and a [`Backend`] computes the integer accumulators
+//! first, so a refused frame changes nothing), or hands planes in the caller's memory
+//! ([`Frame::host`], [`Scorer::push_frames`]) to a backend that reads them where they are, and
+//! a [`Backend`] computes the integer accumulators
 //! of VIF, ADM and motion. The engine turns them into libvmaf's feature scores with the shared
 //! code in [`crate::features`], derives `integer_motion2`/`integer_motion3` from the sequence of
 //! motion SAD scores as libvmaf's motion `flush()` does, evaluates the model
@@ -179,9 +181,10 @@ impl Summary {
     }
 }
 
-/// Where [`Scorer::push`]'s time goes, since the process started (a diagnostic for
-/// benchmarks, see [`push_times`]): calls, then nanoseconds copying the planes, submitting the
-/// frame to the backend, collecting results (waiting when too many frames are in flight).
+/// Where the copy route's time goes ([`Scorer::push_frames`] copying the planes), since the
+/// process started (a diagnostic for benchmarks, see [`push_times`]): calls, then nanoseconds
+/// copying the planes, submitting the frame to the backend, collecting results (waiting when
+/// too many frames are in flight).
 static PUSH_NS: [std::sync::atomic::AtomicU64; 4] =
     [const { std::sync::atomic::AtomicU64::new(0) }; 4];
 
@@ -189,7 +192,7 @@ fn push_time(i: usize, since: std::time::Instant) -> std::time::Instant {
     crate::backend::add_elapsed(&PUSH_NS[i], since)
 }
 
-/// [`Scorer::push`]'s totals since the process started: (calls, nanoseconds copying the planes,
+/// The copy route's totals since the process started: (calls, nanoseconds copying the planes,
 /// submitting to the backend, collecting results). Differences of two readings give a run's.
 pub fn push_times() -> [u64; 4] {
     std::array::from_fn(|i| PUSH_NS[i].load(std::sync::atomic::Ordering::Relaxed))
@@ -583,12 +586,13 @@ impl Scorer {
                         || (reference.has_chroma() && distorted.has_chroma()))
             }
         };
+        // When the copy route's collecting began (its timings for push_times).
         let t_collect = match self.shared_planes(zero_copy, &reference, &distorted) {
             Some((rl, dl, chroma)) => {
                 self.submit_shared(geometry, rl, dl, chroma)?;
-                std::time::Instant::now()
+                None
             }
-            None => self.submit_copied(geometry, host_set, &reference, &distorted)?,
+            None => Some(self.submit_copied(geometry, host_set, &reference, &distorted)?),
         };
         self.clip.zero_copy = zero_copy;
 
@@ -599,8 +603,10 @@ impl Scorer {
         while self.clip.in_flight > max {
             self.collect_one(true, &mut out)?;
         }
-        push_time(3, t_collect);
-        PUSH_NS[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = t_collect {
+            push_time(3, t);
+            PUSH_NS[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         Ok(out)
     }
 
