@@ -681,7 +681,7 @@ impl VmafGpu {
 
         // Each buffer mapped once; the engine reads the planes where they are or copies them,
         // as its backend needs.
-        let frames = (input::frame_of(&ref_buf, &ref_info))
+        let frames = input::frame_of(&ref_buf, &ref_info)
             .and_then(|r| Ok((r, input::frame_of(&dist_buf, &dist_info)?)));
         let pushed = match frames {
             Ok((r, d)) => self.with_scorer(|s| s.push_frames(r, d))?,
@@ -704,35 +704,8 @@ impl VmafGpu {
             );
             gst::FlowError::Error
         })?;
-        // Live, with a pair's whole work on a GPU (Scorer::computes_on_device): frame n-1 is
-        // final once pair n is computed (motion needs the next frame), about a millisecond
-        // after pair n arrived, and this thread has nothing else to do until the next pair:
-        // wait for it, so that its message goes out now instead of with the next pair (a frame
-        // period later). Not where part of the work is on the CPU (the CPU backend; HIP's
-        // companion metrics), whose work per pair is long: waiting would serialise the pairs.
         let frames = if on_device && self.obj().latency().is_some() {
-            let mut frames = frames;
-            match self.with_scorer(|s| s.poll(true))? {
-                Ok(more) => {
-                    gst::debug!(
-                        CAT,
-                        imp = self,
-                        "live: waited for the pair's GPU work, {} frame(s) final",
-                        frames.len() + more.len()
-                    );
-                    frames.extend(more)
-                }
-                Err(e) => {
-                    self.finish_before_refused(&e);
-                    gst::element_imp_error!(
-                        self,
-                        gst::LibraryError::Failed,
-                        ("Cannot score this frame pair: {e}")
-                    );
-                    return Err(gst::FlowError::Error);
-                }
-            }
-            frames
+            self.wait_live(frames)?
         } else {
             frames
         };
@@ -744,6 +717,39 @@ impl VmafGpu {
         }
         self.post(out);
         self.push_dist(dist_buf)
+    }
+
+    /// Live, with a pair's whole work on a GPU (Scorer::computes_on_device): frame n-1 is
+    /// final once pair n is computed (motion needs the next frame), about a millisecond
+    /// after pair n arrived, and this thread has nothing else to do until the next pair:
+    /// wait for it, so that its message goes out now instead of with the next pair (a frame
+    /// period later). Not where part of the work is on the CPU (the CPU backend; HIP's
+    /// companion metrics), whose work per pair is long: waiting would serialise the pairs.
+    fn wait_live(
+        &self,
+        mut frames: Vec<engine::FrameScores>,
+    ) -> Result<Vec<engine::FrameScores>, gst::FlowError> {
+        match self.with_scorer(|s| s.poll(true))? {
+            Ok(more) => {
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "live: waited for the pair's GPU work, {} frame(s) final",
+                    frames.len() + more.len()
+                );
+                frames.extend(more)
+            }
+            Err(e) => {
+                self.finish_before_refused(&e);
+                gst::element_imp_error!(
+                    self,
+                    gst::LibraryError::Failed,
+                    ("Cannot score this frame pair: {e}")
+                );
+                return Err(gst::FlowError::Error);
+            }
+        }
+        Ok(frames)
     }
 
     /// A frame refused for its samples (at its push, or after it on a backend that checks on
