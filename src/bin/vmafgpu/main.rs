@@ -225,7 +225,9 @@ pub struct PairScores {
 impl PairScores {
     /// libvmaf's report in `format`.
     pub fn render(&self, format: OutputFormat) -> String {
-        let stats = self.collected.pool.stats();
+        let stats: Vec<_> = (self.collected.pool.stats().into_iter())
+            .map(|(name, s)| (name, s.into()))
+            .collect();
         Report {
             version: REPORT_VERSION,
             fps: self.collected.scored as f64 / self.elapsed,

@@ -6,7 +6,8 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
 use std::time::Instant;
 
-use gstvmafgpu::vmafgpu::report::{Pool, ReportFrame};
+use gstvmafgpu::model::pool::MetricPool;
+use gstvmafgpu::vmafgpu::report::ReportFrame;
 
 /// Turns the element's metric names into the report's.
 #[derive(Debug, Default)]
@@ -37,7 +38,7 @@ impl MetricMap {
 #[derive(Debug, Default)]
 pub struct Collected {
     pub frames: Vec<ReportFrame>,
-    pub pool: Pool,
+    pub pool: MetricPool,
     /// Frames the element scored (also those whose metrics were all left out).
     pub scored: u64,
 }
@@ -49,7 +50,7 @@ impl Collected {
         if metrics.is_empty() {
             return;
         }
-        self.pool.add(&metrics);
+        self.pool.push(&metrics);
         self.frames.push(ReportFrame { index, metrics });
     }
 
