@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run --example embed            # 3 s of a test pattern against its JPEG (quality 25) copy
 //! cargo run --example embed -- --live  # the same from a live source, with 1 s window messages
+//! cargo run --example embed -- --plot windows.svg  # also draws the window means (.svg or .png)
 //! ```
 //!
 //! The pipeline tees one test source into the reference pad and, through a lossy JPEG
@@ -13,8 +14,27 @@
 use gst::prelude::*;
 use gstvmafgpu::{FrameMessage, PooledMessage, VmafMessage, WindowMessage};
 
+// The `vmafgpu` command's charts (plotters, with the font embedded).
+#[path = "../src/bin/vmafgpu/plot.rs"]
+mod plot;
+
+/// Frames per window message, and the test source's frame rate.
+const WINDOW: u32 = 30;
+const FPS: f64 = 30.0;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let live = std::env::args().any(|a| a == "--live");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let live = args.iter().any(|a| a == "--live");
+    let plot_file = match args.iter().position(|a| a == "--plot") {
+        Some(i) => Some(
+            args.get(i + 1)
+                .ok_or("--plot needs a file name (.svg or .png)")?,
+        ),
+        None => None,
+    };
+    if let Some(f) = plot_file {
+        plot::format_of(std::path::Path::new(f))?;
+    }
     gst::init()?;
     gstvmafgpu::plugin_register_static()?;
 
@@ -33,17 +53,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     vmaf.set_property_from_str("pool-method", "harmonic_mean");
     if live {
         // live monitoring: a window summary every second, no per-frame messages
-        vmaf.set_property("window", 30u32);
         vmaf.set_property("frame-message", false);
     }
+    if live || plot_file.is_some() {
+        vmaf.set_property("window", WINDOW);
+    }
+    let mut windows = Vec::new();
+    let mut pooled = None;
 
     let bus = pipeline.bus().ok_or("no bus")?;
     pipeline.set_state(gst::State::Playing)?;
     for msg in bus.iter_timed(gst::ClockTime::NONE) {
         match VmafMessage::from_message(&msg) {
             Some(Ok(VmafMessage::Frame(f))) => on_frame(&f),
-            Some(Ok(VmafMessage::Window(w))) => on_window(&w),
-            Some(Ok(VmafMessage::Pooled(p))) => on_pooled(&p),
+            Some(Ok(VmafMessage::Window(w))) => {
+                on_window(&w);
+                windows.push(w);
+            }
+            Some(Ok(VmafMessage::Pooled(p))) => {
+                on_pooled(&p);
+                pooled = Some(p);
+            }
             Some(Err(e)) => eprintln!("undecodable VMAF message: {e}"),
             None => {}
         }
@@ -58,7 +88,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     pipeline.set_state(gst::State::Null)?;
+    if let Some(f) = plot_file {
+        plot::write(
+            std::path::Path::new(f),
+            &window_figure(&windows, pooled.as_ref()),
+        )?;
+        println!("wrote {f}");
+    }
     Ok(())
+}
+
+/// The window means of VMAF (one point per window, at its first frame) with the pooled score,
+/// the worst windows marked and the unmatched counts of the last message in the caption.
+fn window_figure(windows: &[WindowMessage], pooled: Option<&PooledMessage>) -> plot::Figure {
+    let (unmatched_ref, unmatched_dist) = match (pooled, windows.last()) {
+        (Some(p), _) => (p.unmatched_ref, p.unmatched_dist),
+        (None, Some(w)) => (w.unmatched_ref, w.unmatched_dist),
+        (None, None) => (0, 0),
+    };
+    let method = |m| gstvmafgpu::vmafgpu::messages::pool_method_nick(m).to_string();
+    let panel = plot::Panel {
+        metric: "vmaf".into(),
+        points: (windows.iter())
+            .filter_map(|w| Some((w.index, w.scores.get("vmaf")?.mean)))
+            .collect(),
+        pooled: pooled.and_then(|p| Some((p.scores.score()?, method(p.scores.pool_method)))),
+        lower_is_better: false,
+    };
+    plot::Figure {
+        title: format!("vmafgpu: mean VMAF of each {WINDOW}-frame window"),
+        caption: format!(
+            "{} windows; unmatched frames: reference {unmatched_ref}, distorted {unmatched_dist}",
+            windows.len()
+        ),
+        fps: Some(FPS),
+        x_desc: "window start frame".into(),
+        panels: vec![panel],
+        worst: 3,
+    }
 }
 
 fn on_frame(f: &FrameMessage) {

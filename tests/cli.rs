@@ -889,3 +889,118 @@ fn odd_sized_raw_layouts_equal_rawvideoparse() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The `--plot` charts' number format: at most six decimals, trailing zeros dropped.
+fn plot_number(v: f64) -> String {
+    let s = format!("{v:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// `--plot`: from .y4m inputs (frame rate known) whose distorted file ends 2 frames early, an
+/// SVG with one panel per metric asked for (VMAF and the --feature psnr metrics), each with
+/// its title (the report's pooled mean, the five worst frames), one polyline point per scored
+/// frame, the pooled line and five markers; the unmatched counts in the caption; and a PNG of
+/// the same run: its signature, size and ink.
+#[test]
+fn plot_svg_and_png() {
+    let pair = common::CARPHONE;
+    let dir = scratch("plot");
+    let (r, d) = (dir.join("ref.y4m"), dir.join("dis.y4m"));
+    make_y4m(&pair, "ref", 0, 12, &r);
+    make_y4m(&pair, "dis", 0, 10, &d);
+    let (svg, png, report) = (dir.join("c.svg"), dir.join("c.png"), dir.join("c.json"));
+    let (r, d) = (r.display().to_string(), d.display().to_string());
+    let run = |plot: &Path| {
+        let plot = plot.display().to_string();
+        let rep = report.display().to_string();
+        ok(&[
+            "-r",
+            &r,
+            "-d",
+            &d,
+            "--feature",
+            "psnr",
+            "--backend",
+            "cpu",
+            "-q",
+            "--json",
+            "-o",
+            &rep,
+            "--plot",
+            &plot,
+        ]);
+    };
+    run(&svg);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let rep = read_json(&report);
+    let frames = rep["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 10);
+    assert!(text.starts_with("<svg"));
+    assert!(text.contains("vmafgpu: ref.y4m vs dis.y4m"));
+    assert!(
+        text.contains("10 frames scored on cpu; unmatched frames: reference 2, distorted 0"),
+        "caption"
+    );
+    assert!(text.contains("frame (seconds at 25 fps)"));
+    for metric in ["vmaf", "psnr_y", "psnr_cb", "psnr_cr"] {
+        let mean = rep["pooled_metrics"][metric]["mean"].as_f64().unwrap();
+        let mut values: Vec<(f64, u64)> = frames
+            .iter()
+            .map(|f| {
+                let v = f["metrics"][metric].as_f64().unwrap();
+                (v, f["frameNum"].as_u64().unwrap())
+            })
+            .collect();
+        values.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let worst: Vec<_> = values[..5].iter().map(|v| v.1.to_string()).collect();
+        let title = format!(
+            "{metric} - pooled (mean) {} - worst frames {}",
+            plot_number(mean),
+            worst.join(", ")
+        );
+        assert!(text.contains(&title), "no panel title {title:?}");
+    }
+    // per panel: the series, one point per frame (blue), and the pooled line (green); the
+    // axes are black polylines
+    let polylines = |stroke: &str| -> Vec<usize> {
+        text.match_indices("<polyline")
+            .map(|(at, _)| &text[at..at + text[at..].find("/>").unwrap()])
+            .filter(|p| p.contains(&format!("stroke=\"{stroke}\"")))
+            .map(|p| {
+                let rest = &p[p.find("points=\"").unwrap() + 8..];
+                rest[..rest.find('"').unwrap()].split_whitespace().count()
+            })
+            .collect()
+    };
+    assert_eq!(polylines("#0000FF"), [10, 10, 10, 10]);
+    assert_eq!(polylines("#00FF00"), [2, 2, 2, 2]);
+    assert_eq!(
+        text.matches("<circle").count(),
+        4 * 5,
+        "worst-frame markers"
+    );
+
+    run(&png);
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let mut reader = png::Decoder::new(std::io::Cursor::new(&bytes))
+        .read_info()
+        .unwrap();
+    assert_eq!(
+        (reader.info().width, reader.info().height),
+        (1000, 60 + 4 * 300)
+    );
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    let px = &buf[..info.buffer_size()];
+    let white = px.chunks(3).filter(|c| c == &[255, 255, 255]).count();
+    let red = px
+        .chunks(3)
+        .filter(|c| c[0] > 200 && c[1] < 80 && c[2] < 80)
+        .count();
+    let total = px.len() / 3;
+    assert!(white < total * 97 / 100, "{white} of {total} pixels white");
+    assert!(red > 4 * 5 * 20, "{red} red pixels (markers)");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

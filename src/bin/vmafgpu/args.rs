@@ -148,6 +148,8 @@ pub struct Args {
     pub device: Option<u32>,
     /// The element's `sync` (default `index`: libvmaf pairs frames in file order).
     pub sync: String,
+    /// `--plot FILE.svg|FILE.png`: per-frame chart.
+    pub plot: Option<String>,
 }
 
 /// What the command line asks for.
@@ -188,6 +190,7 @@ enum Opt {
     Backend,
     Device,
     Sync,
+    Plot,
     Help,
 }
 
@@ -221,6 +224,7 @@ const OPTIONS: &[(Option<char>, &str, bool, Opt)] = &[
     (None, "backend", true, Opt::Backend),
     (None, "device", true, Opt::Device),
     (None, "sync", true, Opt::Sync),
+    (None, "plot", true, Opt::Plot),
     (None, "help", false, Opt::Help),
 ];
 
@@ -443,6 +447,7 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
     let mut backend = None;
     let mut device = None;
     let mut sync = "index".to_string();
+    let mut plot = None;
     for (opt, value) in tokens(args)? {
         let v = value.unwrap_or_default();
         match opt {
@@ -527,6 +532,13 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
                 }
                 sync = v;
             }
+            Opt::Plot => {
+                let lower = v.to_ascii_lowercase();
+                if !(lower.ends_with(".svg") || lower.ends_with(".png")) {
+                    return Err(invalid(opt, &v, "a file name ending in .svg or .png"));
+                }
+                plot = Some(v);
+            }
             Opt::Help => return Ok(Command::Help),
         }
     }
@@ -578,6 +590,7 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
         backend,
         device,
         sync,
+        plot,
     })))
 }
 
@@ -623,6 +636,8 @@ vmafgpu's own options:
  --device $unsigned:          GPU index (default 0)
  --sync $string:              pair frames by order (index, default, as libvmaf) or by
                               timestamp
+ --plot $path:                chart of the per-frame scores (.svg or .png): VMAF and each
+                              --feature metric against time, pooled value, worst frames
  --help:                      this text
 
 Many pairs: vmafgpu batch MANIFEST [...], vmafgpu merge [...] (vmafgpu batch --help).
@@ -663,6 +678,8 @@ mod tests {
         assert_eq!(run("-r a -d b --threads 0x10").threads, Some(16));
         assert_eq!(run("-r a -d b --frame_cnt 010").frame_cnt, 8);
         assert_eq!(run("-r a -d b").output_format, OutputFormat::Xml);
+        assert_eq!(run("-r a -d b --plot x.SVG").plot.as_deref(), Some("x.SVG"));
+        assert_eq!(run("-r a -d b").plot, None);
     }
 
     #[test]
@@ -713,6 +730,7 @@ mod tests {
             ("-r a -d b --json=1", "takes no argument"),
             ("-r a -d b -o", "requires an argument"),
             ("-r a -d b c", "Unexpected argument"),
+            ("-r a -d b --plot x.pdf", "ending in .svg or .png"),
         ] {
             let e = parse_str(args).unwrap_err();
             assert!(e.0.contains(want), "{args}: {e}");

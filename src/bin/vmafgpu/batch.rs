@@ -376,6 +376,7 @@ fn run_entry(b: &BatchArgs, e: &Entry, device: Option<u32>) -> Row {
     let result = score_pair(&a, false).and_then(|s| {
         write_atomically(&report, &s.render(OutputFormat::Json))
             .map_err(|err| Failure::Run(format!("could not write {}: {err}", report.display())))?;
+        crate::write_plot(&a, &s)?;
         Ok(s)
     });
     row.seconds = started.elapsed().as_secs_f64();

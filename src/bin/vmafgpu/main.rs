@@ -16,6 +16,7 @@ mod args;
 mod batch;
 mod input;
 mod output;
+mod plot;
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -211,7 +212,65 @@ fn run(a: &Args) -> Result<(), Failure> {
         t.write(&scored.render(a.output_format))
             .map_err(|e| Failure::Run(format!("could not write {path}: {e}")))?;
     }
-    Ok(())
+    write_plot(a, &scored)
+}
+
+/// `--plot`: VMAF (the model's score under its `name=`) and each `--feature` metric, one
+/// panel each, against the frame index (and seconds when the frame rate is known), with the
+/// pooled mean (libvmaf's pooled score) and the five worst frames.
+fn write_plot(a: &Args, s: &PairScores) -> Result<(), Failure> {
+    let Some(path) = &a.plot else {
+        return Ok(());
+    };
+    let mut metrics: Vec<String> = Vec::new();
+    if let (Some(m), false) = (&a.model, a.no_prediction) {
+        metrics.push(m.name.clone());
+    }
+    for &f in &a.features {
+        metrics.extend(FEATURES[f].metrics.iter().map(|m| m.to_string()));
+    }
+    if metrics.is_empty() {
+        // --no_prediction with a model: its features are the report
+        metrics = (s.collected.frames.first().into_iter())
+            .flat_map(|f| f.metrics.iter().map(|(n, _)| n.clone()))
+            .collect();
+    }
+    let panels = metrics
+        .into_iter()
+        .map(|metric| plot::Panel {
+            points: (s.collected.frames.iter())
+                .filter_map(|f| {
+                    let v = f.metrics.iter().find(|(n, _)| *n == metric)?.1;
+                    Some((f.index, v))
+                })
+                .collect(),
+            pooled: s.collected.mean(&metric).map(|v| (v, "mean".to_string())),
+            lower_is_better: metric == "cambi" || metric.starts_with("speed_"),
+            metric,
+        })
+        .filter(|p| !p.points.is_empty())
+        .collect();
+    let (unmatched_ref, unmatched_dist, backend) = match &s.pooled {
+        Some(p) => (p.unmatched_ref, p.unmatched_dist, p.backend.as_str()),
+        None => (0, 0, "?"),
+    };
+    let fig = plot::Figure {
+        title: format!(
+            "vmafgpu: {} vs {}",
+            file_name(&a.reference),
+            file_name(&a.distorted)
+        ),
+        caption: format!(
+            "{} frames scored on {backend}; unmatched frames: reference {unmatched_ref}, \
+             distorted {unmatched_dist}",
+            s.collected.scored
+        ),
+        fps: s.fps,
+        x_desc: "frame".into(),
+        panels,
+        worst: 5,
+    };
+    plot::write(Path::new(path), &fig).map_err(Failure::Run)
 }
 
 /// One pair scored: the report's frames and pool, the element's pooled message, the time from
@@ -220,6 +279,10 @@ pub struct PairScores {
     pub collected: Collected,
     pub elapsed: f64,
     pub geometry: (u32, u32),
+    /// The element's pooled message (unmatched counts, backend).
+    pub pooled: Option<gstvmafgpu::PooledMessage>,
+    /// The reference's frame rate, when the input says it (not for raw files).
+    pub fps: Option<f64>,
 }
 
 impl PairScores {
@@ -242,6 +305,13 @@ impl PairScores {
             OutputFormat::Csv => Format::Csv,
         })
     }
+}
+
+/// The last component of a path, for titles.
+fn file_name(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
 }
 
 /// GStreamer and the statically linked plugin, once per process.
@@ -421,10 +491,18 @@ fn score_pair(a: &Args, progress: bool) -> Result<PairScores, Failure> {
     });
 
     let result = score(a, &pipeline, &map, known_total, progress);
-    let geometry = ref_sink
+    let info = ref_sink
         .current_caps()
-        .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok())
-        .map_or((0, 0), |i| (i.width(), i.height()));
+        .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok());
+    let geometry = info.as_ref().map_or((0, 0), |i| (i.width(), i.height()));
+    let fps = match reference.kind {
+        Kind::Raw(_) => None,
+        Kind::Y4m(y) => Some(f64::from(y.fps.0) / f64::from(y.fps.1)),
+        Kind::Decoded => info
+            .map(|i| i.fps())
+            .filter(|f| f.numer() > 0 && f.denom() > 0)
+            .map(|f| f64::from(f.numer()) / f64::from(f.denom())),
+    };
     stop.store(true, Ordering::Relaxed);
     let _ = pipeline.set_state(gst::State::Null);
     for r in readers {
@@ -447,6 +525,8 @@ fn score_pair(a: &Args, progress: bool) -> Result<PairScores, Failure> {
         collected,
         elapsed,
         geometry,
+        pooled,
+        fps,
     })
 }
 
