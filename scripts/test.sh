@@ -22,6 +22,8 @@ scripts/check-kernels.sh
 
 # --no-fail-fast: run every test binary and list every failure, not only the first binary's.
 step "cargo test"
+# install-deps.sh installs python3-gi: in CI the Python example (tests/python_example.rs) must run
+if [ "${CI:-}" = true ]; then export VMAFGPU_REQUIRE_PYTHON=1; fi
 cargo test --no-fail-fast
 
 # After the existing steps: needs hipcc and libamdhip64 (scripts/install-deps.sh), no AMD GPU.
