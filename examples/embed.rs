@@ -125,6 +125,7 @@ fn window_figure(windows: &[WindowMessage], pooled: Option<&PooledMessage>) -> p
         x_desc: "window start frame".into(),
         panels: vec![panel],
         worst: 3,
+        points: "windows".into(),
     }
 }
 

@@ -269,6 +269,7 @@ fn write_plot(a: &Args, s: &PairScores) -> Result<(), Failure> {
         x_desc: "frame".into(),
         panels,
         worst: 5,
+        points: "frames".into(),
     };
     plot::write(Path::new(path), &fig).map_err(Failure::Run)
 }

@@ -58,8 +58,10 @@ pub struct Figure {
     /// What a point on the x axis is (`frame`, `window start frame`).
     pub x_desc: String,
     pub panels: Vec<Panel>,
-    /// How many worst frames to mark in each panel.
+    /// How many worst points to mark in each panel.
     pub worst: usize,
+    /// What the points are, in panel titles (`frames`, `windows`).
+    pub points: String,
 }
 
 /// Write `fig` to `path`: SVG for `.svg`, PNG for `.png`.
@@ -210,7 +212,7 @@ fn draw_panel<DB: DrawingBackend>(
     }
     if !worst.is_empty() {
         let frames: Vec<_> = worst.iter().map(|p| p.0.to_string()).collect();
-        title += &format!(" - worst frames {}", frames.join(", "));
+        title += &format!(" - worst {} {}", fig.points, frames.join(", "));
     }
 
     let mut chart = ChartBuilder::on(area)
@@ -285,6 +287,7 @@ mod tests {
                 },
             ],
             worst: 3,
+            points: "frames".into(),
         }
     }
 
