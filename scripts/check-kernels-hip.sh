@@ -43,7 +43,7 @@ need "$objdump"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The kernel text exactly as src/backend/cuda/kernels.rs SOURCE concatenates it.
+# The kernel text exactly as src/backend/gpu/kernels.rs SOURCE concatenates it.
 src="$tmp/vmafgpu.hip"
 for f in compat.h vif.cu adm.cu motion.cu; do
   cat "kernels/$f"

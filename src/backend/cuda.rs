@@ -33,10 +33,8 @@
 #[doc(hidden)]
 pub mod companion;
 #[doc(hidden)]
-pub mod kernels;
+pub mod launcher;
 pub mod pinned;
-#[doc(hidden)]
-pub mod plan;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -49,7 +47,8 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use self::plan::{Arg, Buf, Kernel, Plan, slot};
+use super::gpu::kernels;
+use super::gpu::plan::{self, Arg, Buf, Kernel, Plan, slot};
 use super::{Backend, FrameAccum, FrameJob, HostFrame, HostPlane};
 use crate::error::{Error, Result};
 use crate::features::adm::{AdmConstants, AdmParams};
@@ -87,8 +86,8 @@ static PTX: OnceLock<std::result::Result<(Ptx, &'static str), String>> = OnceLoc
 fn ptx_for(ctx: &Arc<CudaContext>) -> Result<Ptx> {
     let r = PTX.get_or_init(|| {
         let (major, minor) = ctx.compute_capability().map_err(|e| e.to_string())?;
-        let arch = kernels::arch_name(major, minor);
-        kernels::compile_ptx(arch)
+        let arch = launcher::arch_name(major, minor);
+        launcher::compile_ptx(arch)
             .map(|p| (p, arch))
             .map_err(|e| e.to_string())
     });

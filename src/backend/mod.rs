@@ -10,11 +10,14 @@
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(any(feature = "cuda", feature = "hip"))]
+pub mod gpu;
 #[cfg(feature = "hip")]
 pub mod hip;
-pub mod host;
 
-pub use host::{HostBytes, HostChroma, HostFrame, HostPlane, RawHostBytes};
+// The host planes live in `crate::picture::host`; these are their old paths.
+pub use crate::picture::host;
+pub use crate::picture::host::{HostBytes, HostChroma, HostPlane, RawHostBytes};
 
 use std::sync::Arc;
 
@@ -125,6 +128,37 @@ pub struct FrameAccum {
     /// the job had no previous reference.
     pub motion_sad: Option<u64>,
     pub companions: CompanionScores,
+}
+
+/// The planes of one job in the caller's memory (see [`FrameJob`]).
+#[derive(Clone, Debug)]
+pub struct HostFrame {
+    pub reference: HostPlane,
+    pub distorted: HostPlane,
+    /// The previous reference when it, too, is a host plane (else the job's `prev_ref`).
+    pub prev_ref: Option<HostPlane>,
+    /// The chroma planes when the job's companion metrics read them (`job.chroma` is then
+    /// `None`).
+    pub chroma: Option<HostChroma>,
+}
+
+impl HostFrame {
+    /// `job` with compact copies of the host planes in place of its geometry-only planes (what
+    /// a backend that cannot read host planes computes; see [`Backend::submit_host`]).
+    pub fn materialize(&self, mut job: FrameJob) -> FrameJob {
+        job.reference = Arc::new(self.reference.to_owned_plane());
+        job.distorted = Arc::new(self.distorted.to_owned_plane());
+        if let Some(p) = &self.prev_ref {
+            job.prev_ref = Some(Arc::new(p.to_owned_plane()));
+        }
+        if let Some(c) = &self.chroma {
+            job.chroma = Some(Arc::new(ChromaPair {
+                reference: c.owned(false),
+                distorted: c.owned(true),
+            }));
+        }
+        job
+    }
 }
 
 /// What a CPU, CUDA or HIP backend implements.

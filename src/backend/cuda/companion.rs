@@ -1849,14 +1849,14 @@ impl Drop for CompanionGpu {
 static PTX: OnceLock<std::result::Result<cudarc::nvrtc::Ptx, String>> = OnceLock::new();
 
 /// Compile [`SOURCE`] with NVRTC for `arch` (e.g. "compute_90"), with the options of the
-/// backend's kernels ([`super::kernels::compile_source`]). Needs only libnvrtc.
+/// backend's kernels ([`super::launcher::compile_source`]). Needs only libnvrtc.
 pub fn compile_ptx(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
-    super::kernels::compile_source(SOURCE, "vmafgpu_companions.cu", arch)
+    super::launcher::compile_source(SOURCE, "vmafgpu_companions.cu", arch)
 }
 
 fn arch_of(ctx: &Arc<CudaContext>) -> Result<&'static str> {
     let (major, minor) = ctx.compute_capability().map_err(be("compute capability"))?;
-    Ok(super::kernels::arch_name(major, minor))
+    Ok(super::launcher::arch_name(major, minor))
 }
 
 /// Frames that can be pending at once ([`CompanionGpu::submit`]): at least the backend's

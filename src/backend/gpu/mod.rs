@@ -1,0 +1,8 @@
+//! The backend-neutral part of the GPU backends (CUDA and HIP): the kernel text and its argument
+//! structs, and the VMAF frame plan as data. No driver calls here; the CPU emulators in
+//! `tests/cuda_emulated.rs` and `tests/hip_backend.rs` execute the very same plans.
+
+#[doc(hidden)]
+pub mod kernels;
+#[doc(hidden)]
+pub mod plan;
