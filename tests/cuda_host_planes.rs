@@ -573,7 +573,7 @@ fn metrics_differ(
     c: &FrameScores,
     (w, h): (usize, usize),
 ) -> Vec<String> {
-    use gstvmafgpu::backend::cuda::companion::ciede_bound;
+    use gstvmafgpu::backend::gpu::companion_plan::ciede_bound;
     let mut bad = Vec::new();
     for ((name, gv), (cname, cv)) in g.metrics.iter().zip(&c.metrics) {
         let ok = name == cname

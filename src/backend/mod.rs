@@ -14,6 +14,7 @@ pub mod cuda;
 pub mod gpu;
 #[cfg(feature = "hip")]
 pub mod hip;
+pub mod stats;
 
 // The host planes live in `crate::picture::host`; these are their old paths.
 pub use crate::picture::host;

@@ -3,6 +3,10 @@
 //! `tests/cuda_emulated.rs` and `tests/hip_backend.rs` execute the very same plans.
 
 #[doc(hidden)]
+pub mod companion_plan;
+#[doc(hidden)]
 pub mod kernels;
+#[doc(hidden)]
+pub mod launch;
 #[doc(hidden)]
 pub mod plan;
