@@ -53,6 +53,7 @@ use crate::features::{ciede, ms_ssim, psnr_hvs, ssim};
 use crate::picture::OwnedPlane;
 use crate::picture::Plane;
 
+use super::companion_metrics::{Ciede, MsSsim, Psnr, PsnrHvs, Ssim};
 use super::launch::*;
 
 /// The companion kernel text: compat.h, then the kernels, one text for NVRTC and hipRTC.
@@ -98,7 +99,7 @@ pub enum CiedeTable {
 pub const CIEDE_TABLE_MIN_PIXELS: usize = 1 << 18;
 
 impl CiedeTable {
-    fn wanted(self, geom: &Geometry) -> bool {
+    pub(crate) fn wanted(self, geom: &Geometry) -> bool {
         geom.bpc == 8
             && match self {
                 CiedeTable::Auto => geom.w * geom.h >= CIEDE_TABLE_MIN_PIXELS,
@@ -234,7 +235,7 @@ impl Geometry {
     }
 
     /// (width, height) of plane `p` (0 = luma, 1/2 = chroma).
-    fn plane(&self, p: usize) -> (usize, usize) {
+    pub(crate) fn plane(&self, p: usize) -> (usize, usize) {
         if p == 0 {
             (self.w, self.h)
         } else {
@@ -242,7 +243,7 @@ impl Geometry {
         }
     }
 
-    fn planes(&self) -> usize {
+    pub(crate) fn planes(&self) -> usize {
         if self.chroma.is_some() { 3 } else { 1 }
     }
 }
@@ -250,11 +251,11 @@ impl Geometry {
 /// Arena layout builder: 256-byte aligned regions.
 #[derive(Default)]
 pub(crate) struct Arena {
-    bytes: usize,
+    pub(crate) bytes: usize,
 }
 
 impl Arena {
-    fn take(&mut self, bytes: usize) -> Region {
+    pub(crate) fn take(&mut self, bytes: usize) -> Region {
         let off = self.bytes.next_multiple_of(256);
         self.bytes = off + bytes.max(1);
         Region { off, bytes }
@@ -341,108 +342,32 @@ impl Plan {
     /// [`Plan::new`], with CIEDE2000's colour-conversion table as `table` says.
     pub fn with_ciede_table(geom: Geometry, table: CiedeTable) -> Plan {
         let mut a = Arena::default();
-        let c = geom.companions;
-        let (w, h) = (geom.w, geom.h);
-        let np = geom.planes();
         let mut need_plane = [false; 3];
-        let mut psnr_gpu = [false; 3];
-        if c.psnr {
-            for (p, g) in psnr_gpu.iter_mut().enumerate().take(np) {
-                *g = !(geom.bpc == 8 && geom.plane(p).0 > PSNR_U32_ROW_MAX_WIDTH);
-                need_plane[p] |= *g;
-            }
-        }
-        let ssim_geom = c.ssim.then(|| ssim::scaled_geometry(w, h).ok()).flatten();
-        let ms_ok = c.ms_ssim && ms_ssim::check_size(w, h).is_ok();
-        let levels = ms_ssim::level_sizes(w, h);
-        need_plane[0] |= ssim_geom.is_some() || ms_ok;
-        let hvs_ok = c.psnr_hvs
-            && geom.bpc <= 12
-            && np == 3
-            && (0..3).all(|p| geom.plane(p).0 >= 8 && geom.plane(p).1 >= 8);
-        if hvs_ok {
-            need_plane = [true; 3];
-        }
-        let ciede_factors = match (c.ciede, geom.chroma) {
-            (true, Some((cw, ch))) => {
-                let view = |width, height| Plane {
-                    data: &[],
-                    width,
-                    height,
-                    stride: width,
-                    bpc: geom.bpc,
-                };
-                ciede::chroma_factors(&view(w, h), &view(cw, ch), "ciede").ok()
-            }
-            _ => None,
-        };
-        if ciede_factors.is_some() {
-            need_plane = [true; 3];
-        }
+        let mut psnr = Psnr::new(&geom, &mut need_plane);
+        let mut ssim = Ssim::new(&geom, &mut need_plane);
+        let mut ms = MsSsim::new(&geom, &mut need_plane);
+        let mut ciede = Ciede::new(&geom, &mut need_plane);
+        let mut hvs = PsnrHvs::new(&geom, &mut need_plane);
 
         // Shared by every frame: constant tables, then scratch, each used by one metric's
         // launches (which run in order on that metric's stream; with several scratch sets,
         // frames take the sets in turn, each set with its own streams: Plan::scratch_sets).
-        let ciede_table =
-            (ciede_factors.is_some() && table.wanted(&geom)).then(|| a.take(CIEDE_TABLE_BYTES));
-        let hvs_tables = hvs_ok.then(|| [0, 1, 2].map(|_| (a.take(256), a.take(256))));
+        ciede.tables(&mut a, &geom, table);
+        hvs.tables(&mut a);
         let scratch_off = a.bytes.next_multiple_of(256);
-        // The horizontal-pass scratch of SSIM, and of the MS-SSIM levels.
-        let hc_ssim = ssim_geom.map(|(_, sw, sh)| a.take(4 * 5 * (sw - 10) * sh));
-        let hc_ms = ms_ok.then(|| a.take(4 * 5 * (w - 10) * h));
-        let ssim_scaled = ssim_geom.map(|(_, sw, sh)| (a.take(4 * sw * sh), a.take(4 * sw * sh)));
-        let pyr: Vec<(Region, Region)> = if ms_ok {
-            levels
-                .iter()
-                .map(|&(lw, lh)| (a.take(4 * lw * lh), a.take(4 * lw * lh)))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let hvs_blocks = [0, 1, 2].map(|p| {
-            let (pw, ph) = geom.plane(p);
-            if hvs_ok {
-                let (bx, by) = psnr_hvs::block_grid(pw, ph);
-                bx * by
-            } else {
-                0
-            }
-        });
-        let hvs_work = hvs_ok.then(|| hvs_blocks.map(|b| a.take(hvs_work_bytes(64 * b))));
+        ssim.scratch_hconv(&mut a);
+        ms.scratch_hconv(&mut a, &geom);
+        ssim.scratch_images(&mut a);
+        ms.scratch_images(&mut a);
+        hvs.scratch_images(&mut a);
 
         // The frame's results: what is read back, then the terms that stay on the device.
         let results_off = a.bytes.next_multiple_of(256);
-        let mut psnr = [None; 3];
-        for p in 0..3 {
-            if psnr_gpu[p] {
-                psnr[p] = Some(a.take(8));
-            }
-        }
-        // The terms' dimensions (the "valid" output of the 11x11 window).
-        let ssim_dims = ssim_geom.map(|(_, sw, sh)| (sw - 10, sh - 10));
-        let ssim_part = ssim_dims.map(|d| a.take(8 * SSIM_PARTS * ssim_tiles(d)));
-        let ms_dims = levels.map(|(lw, lh)| (lw.max(10) - 10, lh.max(10) - 10));
-        // MS-SSIM's levels without the luminance term have fewer sums (ssim_terms_cs).
-        let ms_parts = |i: usize| {
-            if ms_ssim::uses_luminance(i) {
-                SSIM_PARTS
-            } else {
-                SSIM_PARTS_CS
-            }
-        };
-        let ms_part = ms_ok.then(|| {
-            let mut i = 0;
-            ms_dims.map(|d| {
-                let r = a.take(8 * ms_parts(i) * ssim_tiles(d));
-                i += 1;
-                r
-            })
-        });
-        let ciede_part = ciede_factors.map(|f| {
-            let b = blocks(w * h, BLOCK as usize) as usize;
-            (a.take(8 * b), b, f)
-        });
-        let hvs_out = hvs_ok.then(|| a.take(24));
+        psnr.results(&mut a);
+        ssim.results(&mut a);
+        ms.results(&mut a);
+        ciede.results(&mut a, &geom);
+        hvs.results(&mut a);
         let readback = Region {
             off: results_off,
             bytes: a.bytes.max(results_off) - results_off,
@@ -491,29 +416,9 @@ impl Plan {
                 }
             }
         }
-        let terms = |a: &mut Arena, (dw, dh): (usize, usize), part: Region, with_l: bool| {
-            let n = dw * dh;
-            Terms {
-                l: with_l.then(|| a.take(8 * n)),
-                c: a.take(8 * n),
-                s: a.take(4 * n),
-                part,
-                n,
-                blocks: ssim_tiles((dw, dh)),
-            }
-        };
-        let ssim_terms = ssim_dims
-            .zip(ssim_part)
-            .map(|(d, p)| terms(&mut a, d, p, true));
-        let ms_terms = ms_part.map(|parts| {
-            let mut i = 0;
-            parts.map(|p| {
-                let t = terms(&mut a, ms_dims[i], p, ms_ssim::uses_luminance(i));
-                i += 1;
-                t
-            })
-        });
-        let hvs_terms = hvs_ok.then(|| hvs_blocks.map(|b| a.take(4 * 64 * b)));
+        ssim.terms(&mut a);
+        ms.terms(&mut a);
+        hvs.terms(&mut a);
         let results = Region {
             off: results_off,
             bytes: a.bytes.max(results_off) - results_off,
@@ -521,122 +426,12 @@ impl Plan {
 
         let mut zero = Vec::new();
         let mut launches = Vec::new();
-        for p in 0..3 {
-            if let Some(out) = psnr[p] {
-                zero.push(out);
-                let (pw, ph) = geom.plane(p);
-                launches.push(launch_psnr_sse(
-                    inputs[p].unwrap(),
-                    inputs[3 + p].unwrap(),
-                    pw * ph,
-                    out,
-                ));
-            }
-        }
-        if let (Some((scale, sw, sh)), Some(t), Some((fr, fd))) =
-            (ssim_geom, ssim_terms, ssim_scaled)
-        {
-            let tap = ssim::box_tap(scale);
-            for (src, dst) in [(inputs[0], fr), (inputs[3], fd)] {
-                launches.push(launch_ssim_load(
-                    "ssim",
-                    src.unwrap(),
-                    (w, h, geom.bpc),
-                    scale,
-                    tap,
-                    (sw, sh),
-                    dst,
-                ));
-            }
-            let hc = hc_ssim.expect("with SSIM");
-            launches.push(launch_ssim_hconv("ssim", fr, fd, (sw, sh), hc));
-            launches.push(launch_ssim_terms("ssim", hc, (sw - 10, sh), t));
-        }
-        if let Some(ts) = ms_terms {
-            for (src, dst) in [(inputs[0], pyr[0].0), (inputs[3], pyr[0].1)] {
-                launches.push(launch_ssim_load(
-                    "ms_ssim",
-                    src.unwrap(),
-                    (w, h, geom.bpc),
-                    1,
-                    1.0,
-                    (w, h),
-                    dst,
-                ));
-            }
-            for i in 1..ms_ssim::SCALES {
-                launches.push(launch_ssim_decimate_lpf(
-                    pyr[i - 1].0,
-                    levels[i - 1],
-                    pyr[i].0,
-                ));
-                launches.push(launch_ssim_decimate_lpf(
-                    pyr[i - 1].1,
-                    levels[i - 1],
-                    pyr[i].1,
-                ));
-            }
-            let hc = hc_ms.expect("with MS-SSIM");
-            for i in 0..ms_ssim::SCALES {
-                let (lw, lh) = levels[i];
-                launches.push(launch_ssim_hconv(
-                    "ms_ssim",
-                    pyr[i].0,
-                    pyr[i].1,
-                    (lw, lh),
-                    hc,
-                ));
-                launches.push(launch_ssim_terms("ms_ssim", hc, (lw - 10, lh), ts[i]));
-            }
-        }
-        if let Some((part, _, f)) = ciede_part {
-            let side = |o: usize| [0, 1, 2].map(|p| inputs[o + p].unwrap());
-            launches.push(launch_ciede_pixels(
-                side(0),
-                side(3),
-                (w, h, geom.bpc),
-                geom.plane(1),
-                f,
-                ciede_table,
-                part,
-            ));
-        }
         let mut tables = Vec::new();
-        if let (Some(ts), Some(tabs), Some(work), Some(out)) =
-            (hvs_terms, hvs_tables, hvs_work, hvs_out)
-        {
-            for (p, (&t, &(rc, rm))) in ts.iter().zip(&tabs).enumerate() {
-                let csf = psnr_hvs::csf(p);
-                let mask = psnr_hvs::mask_table(csf);
-                let bytes = |m: &[[f32; 8]; 8]| -> Vec<u8> {
-                    m.iter().flatten().flat_map(|v| v.to_le_bytes()).collect()
-                };
-                tables.push((rc, bytes(csf)));
-                tables.push((rm, bytes(&mask)));
-                launches.push(launch_psnr_hvs_blocks(
-                    (inputs[p].unwrap(), inputs[3 + p].unwrap()),
-                    geom.plane(p),
-                    rc,
-                    rm,
-                    t,
-                ));
-            }
-            // The planes' float sums on the GPU (kernels/psnr_hvs.cu).
-            let n = hvs_blocks.map(|b| 64 * b);
-            for kernel in [
-                Kernel::HvsChunkSums,
-                Kernel::HvsPrefix,
-                Kernel::HvsChunkBands,
-            ] {
-                for p in 0..3 {
-                    launches.push(launch_hvs_chunk(kernel, ts[p], n[p], work[p]));
-                }
-            }
-            launches.push(launch_hvs_seq(
-                [0, 1, 2].map(|p| (ts[p], work[p], n[p])),
-                out,
-            ));
-        }
+        psnr.launches(&geom, &inputs, &mut zero, &mut launches);
+        ssim.launches(&geom, &inputs, &mut launches);
+        ms.launches(&geom, &inputs, &mut launches);
+        ciede.launches(&geom, &inputs, &mut launches);
+        hvs.launches(&geom, &inputs, &mut tables, &mut launches);
         let metric_streams: Vec<usize> = launches.iter().map(|l| metric_index(l.metric)).collect();
         let mut metrics_used = [false; METRICS.len()];
         for &i in &metric_streams {
@@ -650,10 +445,7 @@ impl Plan {
             narrow,
             prep,
             prep_luma,
-            setup: ciede_table
-                .map(launch_ciede_lab_table)
-                .into_iter()
-                .collect(),
+            setup: ciede.setup(),
             zero,
             launches,
             metric_streams,
@@ -665,11 +457,11 @@ impl Plan {
                 bytes: results_off.max(scratch_off) - scratch_off,
             },
             scratch_sets: 1,
-            psnr,
-            ssim: ssim_terms,
-            ms_ssim: ms_terms,
-            psnr_hvs: hvs_terms.zip(hvs_out).map(|(t, o)| (t, hvs_blocks, o)),
-            ciede: ciede_part,
+            psnr: psnr.out,
+            ssim: ssim.terms,
+            ms_ssim: ms.terms,
+            psnr_hvs: hvs.terms.zip(hvs.out).map(|(t, o)| (t, hvs.blocks, o)),
+            ciede: ciede.part,
             tables,
             host_sums: false,
             geometry_check: None,

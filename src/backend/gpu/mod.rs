@@ -2,6 +2,7 @@
 //! structs, and the VMAF frame plan as data. No driver calls here; the CPU emulators in
 //! `tests/cuda_emulated.rs` and `tests/hip_backend.rs` execute the very same plans.
 
+mod companion_metrics;
 #[doc(hidden)]
 pub mod companion_plan;
 #[doc(hidden)]
