@@ -13,7 +13,7 @@
 //! consecutive frames overlap. None of this changes what a kernel computes.
 
 use std::sync::mpsc::{Receiver, Sender};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaGraph, CudaSlice, CudaStream, LaunchConfig,
@@ -21,8 +21,10 @@ use cudarc::driver::{
 };
 use cudarc::driver::{DevicePtr, result};
 
+use super::pinned::{Pinned, upload_2d, uploads_directly};
 use crate::backend::gpu::companion_plan::*;
 use crate::backend::gpu::launch::*;
+use crate::backend::gpu::staging::{StagePool, stage_threads};
 use crate::backend::stats::{FEEDER_NS, SETUP_NS, SetupStage, Stage, feeder_add, setup_add};
 use crate::backend::{CompanionScores, FrameJob, HostFrame, HostPlane};
 use crate::error::{Error, Result};
@@ -43,13 +45,10 @@ impl Drop for CompanionGpu {
     }
 }
 
-/// The compiled companion kernels, once per process.
-static PTX: OnceLock<std::result::Result<cudarc::nvrtc::Ptx, String>> = OnceLock::new();
-
 /// Compile [`SOURCE`] with NVRTC for `arch` (e.g. "compute_90"), with the options of the
 /// backend's kernels ([`super::launcher::compile_source`]). Needs only libnvrtc.
 pub fn compile_ptx(arch: &'static str) -> Result<cudarc::nvrtc::Ptx> {
-    super::launcher::compile_source(SOURCE, "vmafgpu_companions.cu", arch)
+    super::launcher::compile_text(super::launcher::Text::Companions, arch)
 }
 
 fn arch_of(ctx: &Arc<CudaContext>) -> Result<&'static str> {
@@ -88,9 +87,9 @@ struct RingBuf {
     /// (the element's pool) are uploaded from where they are and never need it; page-locking
     /// every ring buffer's staging up front took 50-170 ms before a geometry's first frame
     /// (1080p 8-bit to 4K 10-bit, all five metrics).
-    staging: Option<super::Pinned>,
+    staging: Option<Pinned>,
     staging_bytes: usize,
-    readback: super::Pinned,
+    readback: Pinned,
     /// The frame's launches captured as graphs (`None`: launched one by one).
     graphs: Option<SlotGraphs>,
     /// Recorded after the frame's uploads, and after each metric's kernels.
@@ -112,7 +111,7 @@ impl RingBuf {
         }
         let staging = match &mut self.staging {
             Some(s) => s,
-            s => s.insert(super::Pinned::new(self.staging_bytes, true)?),
+            s => s.insert(Pinned::new(self.staging_bytes, true)?),
         };
         Ok(staging.slice_mut(0, bytes))
     }
@@ -386,7 +385,7 @@ fn feed(ctx: Arc<CudaContext>, launcher: Arc<Launcher>, rx: Receiver<Feed>) {
     let bound = ctx.bind_to_thread().map_err(be("bind context"));
     // Staging is memory-bound: up to 8 threads with this one (the worker stages VMAF's planes
     // at the same time with its own).
-    let pool = super::StagePool::new(super::stage_threads().min(8) - 1);
+    let pool = StagePool::new(stage_threads().min(8) - 1);
     for f in rx {
         let t0 = feeder_add(Stage::ToFeeder, f.submitted);
         FEEDER_NS[Stage::Frames as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -548,7 +547,7 @@ unsafe fn launch_reading(
 /// luma planes not at all where they are widened from VMAF's copies (`f.luma`: the kernels
 /// wait for that event instead). Returns whether an upload reads the caller's memory (then it
 /// must stay until `rb.up`).
-fn enqueue(k: &Launcher, pool: &super::StagePool, rb: &mut RingBuf, f: &Feed) -> Result<bool> {
+fn enqueue(k: &Launcher, pool: &StagePool, rb: &mut RingBuf, f: &Feed) -> Result<bool> {
     let (plan, base, job, host, luma) =
         (&*f.plan, f.base, &f.job, f.host.as_ref(), f.luma.as_deref());
     let st = k.stream.cu_stream();
@@ -590,7 +589,7 @@ fn enqueue(k: &Launcher, pool: &super::StagePool, rb: &mut RingBuf, f: &Feed) ->
                     continue;
                 }
                 // MSB-aligned planes (P010) are shifted while staged.
-                if super::uploads_directly(p) && p.shift() == 0 {
+                if uploads_directly(p) && p.shift() == 0 {
                     direct.push((r, p));
                 } else {
                     copies.push((r, p));
@@ -633,7 +632,7 @@ fn enqueue(k: &Launcher, pool: &super::StagePool, rb: &mut RingBuf, f: &Feed) ->
             result::memcpy_htod_async(at(r), src, st).map_err(be("upload"))?;
         }
         for (r, p) in &direct {
-            super::upload_2d(p, at(r), st)?;
+            upload_2d(p, at(r), st)?;
         }
     }
     match luma {
@@ -802,10 +801,7 @@ impl CompanionGpu {
     pub fn new(ctx: &Arc<CudaContext>) -> Result<CompanionGpu> {
         ctx.bind_to_thread().map_err(be("bind context"))?;
         let arch = arch_of(ctx)?;
-        let ptx = match PTX.get_or_init(|| compile_ptx(arch).map_err(|e| e.to_string())) {
-            Ok(p) => p.clone(),
-            Err(e) => return Err(Error::Backend(e.clone())),
-        };
+        let ptx = super::launcher::ptx(super::launcher::Text::Companions, arch)?;
         let module = ctx.load_module(ptx).map_err(be("cuModuleLoadData"))?;
         let funcs = Kernel::ALL
             .iter()
@@ -968,7 +964,7 @@ impl CompanionGpu {
                     // Written by the host, read only by the GPU.
                     staging: None,
                     staging_bytes: staged,
-                    readback: super::Pinned::new(plan.readback.bytes, false)?,
+                    readback: Pinned::new(plan.readback.bytes, false)?,
                     graphs: None,
                     // Blocking too: a scoring thread waits for it before it lets the
                     // caller's buffers go (direct uploads).

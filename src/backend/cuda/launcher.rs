@@ -1,7 +1,55 @@
-//! NVRTC: run-time compilation of the kernel texts for the CUDA backend, and the driver's view of
-//! the kernel argument structs.
+//! NVRTC: run-time compilation of the two kernel texts (VMAF's and the companions') for the CUDA
+//! backend, one PTX cache for both, and the driver's view of the kernel argument structs.
+
+use std::sync::OnceLock;
+
+use cudarc::nvrtc::Ptx;
 
 use crate::backend::gpu::kernels::{AdmArgs, MotionArgs, RangeArgs, SOURCE, ShiftArgs, VifArgs};
+use crate::error::{Error, Result};
+
+/// A kernel text the CUDA backend compiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Text {
+    /// VIF, ADM, motion, range check, MSB shift ([`SOURCE`]).
+    Vmaf = 0,
+    /// PSNR, SSIM, MS-SSIM, CIEDE2000, PSNR-HVS (`gpu::companion_plan::SOURCE`).
+    Companions = 1,
+}
+
+impl Text {
+    fn source(self) -> &'static str {
+        match self {
+            Text::Vmaf => SOURCE,
+            Text::Companions => crate::backend::gpu::companion_plan::SOURCE,
+        }
+    }
+
+    /// The name in the compiler's log.
+    fn name(self) -> &'static str {
+        match self {
+            Text::Vmaf => "vmafgpu.cu",
+            Text::Companions => "vmafgpu_companions.cu",
+        }
+    }
+}
+
+/// Each text's PTX, compiled once per process, for the compute capability of the first device
+/// that asked (all devices of one machine share it in practice), or the compiler's error.
+static PTX: [OnceLock<std::result::Result<Ptx, String>>; 2] = [const { OnceLock::new() }; 2];
+
+/// The PTX of `text` for `arch` from the process's cache (compiled on the first call).
+pub(crate) fn ptx(text: Text, arch: &'static str) -> Result<Ptx> {
+    match PTX[text as usize].get_or_init(|| compile_text(text, arch).map_err(|e| e.to_string())) {
+        Ok(p) => Ok(p.clone()),
+        Err(e) => Err(Error::Backend(e.clone())),
+    }
+}
+
+/// Compile `text` with NVRTC for `arch` ([`compile_source`]), without the cache.
+pub(crate) fn compile_text(text: Text, arch: &'static str) -> Result<Ptx> {
+    compile_source(text.source(), text.name(), arch)
+}
 
 /// NVRTC options: IEEE arithmetic exactly as written (the VIF gain and the ADM angle test are
 /// double/float code that must round like the CPU's): no FMA contraction, no flush to zero,
@@ -32,7 +80,7 @@ mod device_repr {
 /// Compile [`SOURCE`] to PTX with NVRTC for `arch` (e.g. "compute_90"). Needs only libnvrtc
 /// (no driver, no GPU). Returns the PTX, or the compiler log in the error.
 pub fn compile_ptx(arch: &'static str) -> crate::Result<cudarc::nvrtc::Ptx> {
-    compile_source(SOURCE, "vmafgpu.cu", arch)
+    compile_text(Text::Vmaf, arch)
 }
 
 /// Compile a kernel text (`name` names it in the compiler's log) with NVRTC for `arch`, with

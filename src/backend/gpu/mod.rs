@@ -11,3 +11,5 @@ pub mod kernels;
 pub mod launch;
 #[doc(hidden)]
 pub mod plan;
+#[cfg(feature = "cuda")] // the CUDA backend's for now; HIP stages through its own pinned buffers
+pub(crate) mod staging;
