@@ -61,6 +61,8 @@ pub const SLOTS: usize = 4;
 use self::pinned::cuda_error as be;
 use self::pinned::{DevBuf, Pinned, upload_2d, uploads_directly};
 use super::gpu::staging::{StagePool, stage_threads};
+pub use super::stats::KernelTimes;
+use super::stats::{CompanionTimes, WorkerTimes};
 
 /// Why CUDA cannot be used here, or `None` if the driver and NVRTC libraries can be loaded.
 /// Touches nothing but `dlopen`.
@@ -233,11 +235,10 @@ struct Worker {
     stage: StagePool,
     /// Per-kernel milliseconds of the last time_kernels call.
     kernel_times: Vec<(&'static str, f64)>,
-    /// Host time since the last time_kernels call: frames, staging, enqueueing, waiting (s).
-    host: (u64, f64, f64, f64),
-    /// Host time since the last time_kernels call in the companion metrics: queueing them
-    /// (uploads from pageable planes), taking their scores (readback wait, host sums) (s).
-    companion_host: (f64, f64),
+    /// Host time since the last time_kernels call (benchmarks).
+    host: WorkerTimes,
+    /// The companion metrics' share of it (benchmarks).
+    companion_host: CompanionTimes,
     /// The companion metrics' kernels, set up by the first job that asks for one.
     companion: Option<companion::CompanionGpu>,
 }
@@ -296,8 +297,8 @@ impl Worker {
             queue: VecDeque::new(),
             last_ref: None,
             kernel_times: Vec::new(),
-            host: (0, 0.0, 0.0, 0.0),
-            companion_host: (0.0, 0.0),
+            host: WorkerTimes::default(),
+            companion_host: CompanionTimes::default(),
             stage: StagePool::new(stage_threads() - 1),
             companion: None,
             depth: Arc::new(AtomicUsize::new(SLOTS + 1)),
@@ -552,7 +553,7 @@ impl Worker {
         }
 
         let t_enqueue = std::time::Instant::now();
-        self.host.1 += (t_enqueue - t_stage).as_secs_f64();
+        self.host.stage += (t_enqueue - t_stage).as_secs_f64();
         let slot = &self.slots[s];
         let st = slot.stream.cu_stream();
         // The next slot's frame may still be reading this slot's reference (motion): wait.
@@ -669,7 +670,7 @@ impl Worker {
         } else {
             None
         };
-        self.companion_host.0 += t_companions.elapsed().as_secs_f64();
+        self.companion_host.submit += t_companions.elapsed().as_secs_f64();
         // The range check (host planes of 9 to 15 bits): after the uploads and the zeroing,
         // into the RANGE word of the results; its verdict is read with them (result_of).
         let range = self.plan.as_ref().expect("plan set up").range.clone();
@@ -721,8 +722,8 @@ impl Worker {
             companions,
         });
         self.last_ref = Some((this_ref, s));
-        self.host.0 += 1;
-        self.host.2 += t_enqueue.elapsed().as_secs_f64();
+        self.host.frames += 1;
+        self.host.enqueue += t_enqueue.elapsed().as_secs_f64();
         Ok(s)
     }
 
@@ -756,7 +757,7 @@ impl Worker {
             .done
             .synchronize()
             .map_err(be("cuEventSynchronize"))?;
-        self.host.3 += t_wait.elapsed().as_secs_f64();
+        self.host.wait += t_wait.elapsed().as_secs_f64();
         let job = self.slots[s]
             .job
             .take()
@@ -797,7 +798,7 @@ impl Worker {
                 Error::Backend("CUDA: companion metrics of a frame without their state".into())
             })?;
             acc.companions = gpu.take(t)?;
-            self.companion_host.1 += t_take.elapsed().as_secs_f64();
+            self.companion_host.take += t_take.elapsed().as_secs_f64();
         }
         Ok((index, acc))
     }
@@ -1018,22 +1019,12 @@ impl Worker {
                 }
                 Some(Msg::Time(job, reps, reply)) => {
                     let host = std::mem::take(&mut self.host);
-                    let f = host.0.max(1) as f64 * 1e-3;
-                    let r = self
-                        .time_kernels(&job, reps)
-                        .map(|(one, many)| KernelTimes {
-                            serial_ms: one,
-                            overlapped_ms: many,
-                            per_kernel_ms: std::mem::take(&mut self.kernel_times),
-                            host_frames: host.0,
-                            host_stage_ms: host.1 / f,
-                            host_enqueue_ms: host.2 / f,
-                            host_wait_ms: host.3 / f,
-                            host_companion_submit_ms: self.companion_host.0 / f,
-                            host_companion_take_ms: self.companion_host.1 / f,
-                        });
-                    self.host = (0, 0.0, 0.0, 0.0);
-                    self.companion_host = (0.0, 0.0);
+                    let r = self.time_kernels(&job, reps).map(|(one, many)| {
+                        let per_kernel = std::mem::take(&mut self.kernel_times);
+                        KernelTimes::new((one, many), per_kernel, &host, &self.companion_host)
+                    });
+                    self.host = WorkerTimes::default();
+                    self.companion_host = CompanionTimes::default();
                     let _ = reply.send(r);
                 }
                 Some(Msg::PrepareCompanions(reply)) => {
@@ -1074,27 +1065,6 @@ impl Worker {
             let _ = s.stream.synchronize();
         }
     }
-}
-
-/// GPU time of one frame's kernels, in milliseconds.
-#[derive(Clone, Debug)]
-pub struct KernelTimes {
-    /// Per frame, frames back to back on one stream.
-    pub serial_ms: f64,
-    /// Per frame, frames spread over the in-flight slots' streams (throughput).
-    pub overlapped_ms: f64,
-    /// Per kernel (one stream, CUDA events around each launch).
-    pub per_kernel_ms: Vec<(&'static str, f64)>,
-    /// The worker thread's host time per frame over the frames submitted since the previous
-    /// call: staging copies, enqueueing (uploads and launches), waiting for results.
-    pub host_frames: u64,
-    pub host_stage_ms: f64,
-    pub host_enqueue_ms: f64,
-    pub host_wait_ms: f64,
-    /// The companion metrics' share of the worker's time per frame: queueing (uploads of
-    /// pageable planes, launches) and taking the scores (readback wait, ordered host sums).
-    pub host_companion_submit_ms: f64,
-    pub host_companion_take_ms: f64,
 }
 
 /// The CUDA backend. See the module documentation.

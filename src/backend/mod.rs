@@ -16,6 +16,9 @@ pub mod gpu;
 pub mod hip;
 pub mod stats;
 
+// The engine's path to the timing helper (engine::push_times).
+pub(crate) use stats::add_elapsed;
+
 // The host planes live in `crate::picture::host`; these are their old paths.
 pub use crate::picture::host;
 pub use crate::picture::host::{HostBytes, HostChroma, HostPlane, RawHostBytes};
@@ -228,18 +231,6 @@ pub trait Backend: Send {
     fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {
         self.submit(host.materialize(job))
     }
-}
-
-/// Add the time since `since` to `counter` (nanoseconds) and return now: the per-stage timing
-/// counters that benchmarks read (engine::push_times, cuda::companion::feeder_times).
-pub(crate) fn add_elapsed(
-    counter: &std::sync::atomic::AtomicU64,
-    since: std::time::Instant,
-) -> std::time::Instant {
-    let now = std::time::Instant::now();
-    let ns = u64::try_from(now.saturating_duration_since(since).as_nanos()).unwrap_or(u64::MAX);
-    counter.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
-    now
 }
 
 /// Compute one job on the calling thread: the CPU reference, also what GPU backends are checked

@@ -43,7 +43,7 @@ pub fn setup_ms() -> [f64; 5] {
 }
 
 pub fn setup_add(stage: SetupStage, since: std::time::Instant) -> std::time::Instant {
-    crate::backend::add_elapsed(&SETUP_NS[stage as usize], since)
+    add_elapsed(&SETUP_NS[stage as usize], since)
 }
 
 /// The entries of [`feeder_times`]' result.
@@ -95,5 +95,86 @@ pub fn per_frame_ms(t: [u64; 9]) -> [f64; 9] {
 }
 
 pub fn feeder_add(stage: Stage, since: std::time::Instant) -> std::time::Instant {
-    crate::backend::add_elapsed(&FEEDER_NS[stage as usize], since)
+    add_elapsed(&FEEDER_NS[stage as usize], since)
+}
+
+/// Add the time since `since` to `counter` (nanoseconds) and return now: the per-stage timing
+/// counters that benchmarks read (engine::push_times, [`feeder_times`]).
+pub(crate) fn add_elapsed(
+    counter: &std::sync::atomic::AtomicU64,
+    since: std::time::Instant,
+) -> std::time::Instant {
+    let now = std::time::Instant::now();
+    let ns = u64::try_from(now.saturating_duration_since(since).as_nanos()).unwrap_or(u64::MAX);
+    counter.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
+    now
+}
+
+/// The CUDA worker thread's host time since the last `time_kernels` call (seconds).
+#[cfg(feature = "cuda")]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WorkerTimes {
+    /// Frames submitted.
+    pub(crate) frames: u64,
+    /// Staging copies.
+    pub(crate) stage: f64,
+    /// Enqueueing uploads and launches.
+    pub(crate) enqueue: f64,
+    /// Waiting for results.
+    pub(crate) wait: f64,
+}
+
+/// The companion metrics' share of the worker's host time (seconds): queueing them (uploads
+/// from pageable planes), taking their scores (readback wait, host sums).
+#[cfg(feature = "cuda")]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CompanionTimes {
+    pub(crate) submit: f64,
+    pub(crate) take: f64,
+}
+
+/// GPU time of one frame's kernels, in milliseconds.
+#[derive(Clone, Debug)]
+pub struct KernelTimes {
+    /// Per frame, frames back to back on one stream.
+    pub serial_ms: f64,
+    /// Per frame, frames spread over the in-flight slots' streams (throughput).
+    pub overlapped_ms: f64,
+    /// Per kernel (one stream, CUDA events around each launch).
+    pub per_kernel_ms: Vec<(&'static str, f64)>,
+    /// The worker thread's host time per frame over the frames submitted since the previous
+    /// call: staging copies, enqueueing (uploads and launches), waiting for results.
+    pub host_frames: u64,
+    pub host_stage_ms: f64,
+    pub host_enqueue_ms: f64,
+    pub host_wait_ms: f64,
+    /// The companion metrics' share of the worker's time per frame: queueing (uploads of
+    /// pageable planes, launches) and taking the scores (readback wait, ordered host sums).
+    pub host_companion_submit_ms: f64,
+    pub host_companion_take_ms: f64,
+}
+
+#[cfg(feature = "cuda")]
+impl KernelTimes {
+    /// The figures of one `time_kernels` call: its (serial, overlapped) milliseconds, its
+    /// per-kernel times, and the host times per frame of the frames submitted before it.
+    pub(crate) fn new(
+        (serial_ms, overlapped_ms): (f64, f64),
+        per_kernel_ms: Vec<(&'static str, f64)>,
+        host: &WorkerTimes,
+        companion: &CompanionTimes,
+    ) -> KernelTimes {
+        let f = host.frames.max(1) as f64 * 1e-3;
+        KernelTimes {
+            serial_ms,
+            overlapped_ms,
+            per_kernel_ms,
+            host_frames: host.frames,
+            host_stage_ms: host.stage / f,
+            host_enqueue_ms: host.enqueue / f,
+            host_wait_ms: host.wait / f,
+            host_companion_submit_ms: companion.submit / f,
+            host_companion_take_ms: companion.take / f,
+        }
+    }
 }
