@@ -15,14 +15,12 @@
 //!   memory (the element's pool, [`pinned`]) is uploaded straight from the caller's buffer with
 //!   one cuMemcpy2DAsync (its stride as the source pitch) and kept alive until the slot's upload
 //!   event; a plane in pageable memory is row-copied into the slot's staging on the stage
-//!   threads (no sample conversion), then uploaded. VMAFGPU_DIRECT_UPLOAD=0 stages pinned
-//!   planes too (for measurements).
+//!   threads (no sample conversion), then uploaded.
 //! - Host planes of 9 to 15 bits are range-checked on the GPU (kernels/motion.cu `range_u16`,
 //!   right after their upload, into a word of the frame's results): nobody waits for the
 //!   verdict and no host thread reads the planes. A frame with a sample out of range is
 //!   refused when its result is read ([`Backend::checks_host_ranges`]); its host planes are
-//!   kept until then to name the first bad sample exactly. VMAFGPU_RANGE_CHECK=host has the
-//!   engine scan the planes on the host before taking them instead (see `range_check_on_gpu`).
+//!   kept until then to name the first bad sample exactly.
 //! - Motion reads the previous frame's reference where it already is on the GPU (the previous
 //!   slot), so each reference is uploaded once.
 //! - Companion metrics ([`companion`]) run on their own stream; each frame's ordered host sums
@@ -37,9 +35,9 @@ pub mod launcher;
 pub mod pinned;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
-use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 use cudarc::driver::{
@@ -175,20 +173,6 @@ impl RefId {
     }
 }
 
-/// Whether host planes of 9 to 15 bits are range-checked on the GPU after their upload (the
-/// default) instead of scanned by the engine on the host before it (VMAFGPU_RANGE_CHECK=host).
-///
-/// The host scan reads every sample before the frame is taken (a 4K 10-bit pair is 33 MB, on
-/// top of the 33 MB the upload reads): at 4K 10-bit it held the element to 500-1100
-/// frames/s in some runs on the H200's shared host (BENCHMARKS.md). The GPU check reads the
-/// uploaded planes in the GPU's memory and nobody waits for it: its verdict comes back with
-/// the frame's results, and a bad frame is refused then (Error::FrameRefused in the engine).
-/// An earlier version waited for the verdict before taking the frame: 737-747 frames/s.
-fn range_check_on_gpu() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("VMAFGPU_RANGE_CHECK").as_deref() != Ok("host"))
-}
-
 enum Pending {
     /// In a slot: its kernels may still run.
     Slot(usize),
@@ -203,9 +187,9 @@ enum Pending {
 }
 
 enum Msg {
-    /// A job; with host planes of 9 to 15 bits and the GPU range check on, the worker checks
-    /// the samples on the GPU and refuses the frame when its result is read.
-    Job(Box<FrameJob>, Option<Box<HostFrame>>),
+    /// A job; with host planes of 9 to 15 bits and the GPU range check on (the bool), the
+    /// worker checks the samples on the GPU and refuses the frame when its result is read.
+    Job(Box<FrameJob>, Option<Box<HostFrame>>, bool),
     Reset,
     Time(Box<FrameJob>, usize, Sender<Result<KernelTimes>>),
     /// Set up the companion metrics' kernels now (Backend::prepare).
@@ -980,7 +964,7 @@ impl Worker {
                 }
             };
             match msg {
-                Some(Msg::Job(job, host)) => {
+                Some(Msg::Job(job, host, range_check)) => {
                     // Results that must be delivered before this job: all of them when the
                     // geometry changes (the slots are rebuilt). Else the slot about to be
                     // reused is read out (its result keeps its place in the queue, which is in
@@ -998,7 +982,7 @@ impl Worker {
                     }
                     // Planes whose samples fill their words (P010) hold no sample above their
                     // bits once shifted: a pair of them needs no check.
-                    let check_range = range_check_on_gpu()
+                    let check_range = range_check
                         && host.as_ref().is_some_and(|x| {
                             (9..=15).contains(&x.reference.bpc())
                                 && (x.reference.can_exceed() || x.distorted.can_exceed())
@@ -1076,6 +1060,16 @@ pub struct CudaBackend {
     device_name: String,
     /// Shared with the worker: see `Worker::depth`.
     depth: Arc<AtomicUsize>,
+    /// Whether host planes of 9 to 15 bits are range-checked on the GPU after their upload
+    /// (the default) instead of scanned by the engine on the host before it
+    /// ([`CudaBackend::set_host_range_check`]).
+    ///
+    /// The host scan reads every sample before the frame is taken (a 4K 10-bit pair is 33 MB,
+    /// on top of the 33 MB the upload reads), which held the element's 4K 10-bit rate down
+    /// (BENCHMARKS.md). The GPU check reads the uploaded planes in the GPU's memory and nobody
+    /// waits for it: its verdict comes back with the frame's results, and a bad frame is
+    /// refused then (Error::FrameRefused in the engine).
+    range_check_on_gpu: bool,
 }
 
 impl CudaBackend {
@@ -1120,7 +1114,17 @@ impl CudaBackend {
             in_flight: 0,
             device_name,
             depth,
+            range_check_on_gpu: true,
         })
+    }
+
+    /// Have the engine scan host planes of 9 to 15 bits on the host before it takes them
+    /// (`true`) instead of this backend checking them on the GPU after their upload (`false`,
+    /// the default): a test hook for the host path, which refuses a bad frame at its push
+    /// rather than when its result is read. The same verdicts either way.
+    #[doc(hidden)]
+    pub fn set_host_range_check(&mut self, on: bool) {
+        self.range_check_on_gpu = !on;
     }
 
     /// GPU time of `job`'s kernels (see [`KernelTimes`]). Uploads, readbacks and host work are
@@ -1161,7 +1165,7 @@ impl Backend for CudaBackend {
     }
 
     fn submit(&mut self, job: FrameJob) -> Result<()> {
-        self.send(Msg::Job(Box::new(job), None))?;
+        self.send(Msg::Job(Box::new(job), None, false))?;
         self.in_flight += 1;
         Ok(())
     }
@@ -1171,7 +1175,7 @@ impl Backend for CudaBackend {
     }
 
     fn checks_host_ranges(&self) -> bool {
-        range_check_on_gpu()
+        self.range_check_on_gpu
     }
 
     fn prepare(&mut self, companions: crate::backend::Companions) -> Result<()> {
@@ -1185,7 +1189,8 @@ impl Backend for CudaBackend {
     }
 
     fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {
-        self.send(Msg::Job(Box::new(job), Some(Box::new(host))))?;
+        let range_check = self.range_check_on_gpu;
+        self.send(Msg::Job(Box::new(job), Some(Box::new(host)), range_check))?;
         self.in_flight += 1;
         Ok(())
     }

@@ -135,20 +135,6 @@ struct SlotGraphs {
     metric: Vec<Option<Graph>>,
 }
 
-/// Whether the launches are captured as graphs (VMAFGPU_COMPANION_GRAPHS=0: launched one by
-/// one, a switch for measurements).
-fn scratch_sets_from_env() -> usize {
-    std::env::var("VMAFGPU_COMPANION_SCRATCH_SETS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(DEFAULT_SCRATCH_SETS)
-        .clamp(1, MAX_SCRATCH_SETS)
-}
-
-fn graphs_from_env() -> bool {
-    std::env::var("VMAFGPU_COMPANION_GRAPHS").as_deref() != Ok("0")
-}
-
 /// Capture what `queue` puts on `stream` as a graph. On failure the capture is ended (the
 /// stream usable again) and the error returned.
 fn capture(stream: &Arc<CudaStream>, queue: impl FnOnce() -> Result<()>) -> Result<Graph> {
@@ -292,7 +278,7 @@ struct Feed {
 /// 1 set 1622, 2 sets 1711, 3 sets 1737, 4 sets 1732 (BENCHMARKS.md).
 pub const DEFAULT_SCRATCH_SETS: usize = 3;
 
-/// The most scratch copies ([`CompanionGpu::set_scratch_sets`], VMAFGPU_COMPANION_SCRATCH_SETS).
+/// The most scratch copies ([`CompanionGpu::set_scratch_sets`]).
 pub const MAX_SCRATCH_SETS: usize = 4;
 
 impl Launcher {
@@ -705,13 +691,6 @@ pub struct DeviceLuma<'a> {
     pub stream: &'a CudaStream,
 }
 
-/// Whether the luma planes VMAF uploaded are taken from VMAF's copy rather than uploaded again:
-/// 8-bit planes widened, deeper ones copied (MSB-aligned ones, P010, as VMAF's kernel shifted
-/// them). The default; VMAFGPU_COMPANION_DEVICE_LUMA=0 uploads them again: the same scores.
-fn device_luma() -> bool {
-    std::env::var("VMAFGPU_COMPANION_DEVICE_LUMA").as_deref() != Ok("0")
-}
-
 /// Queue the widening of `l`'s planes into the luma planes of ring buffer `ring` of `f` on
 /// `l.stream` (the plan's `prep_luma` launches, reading VMAF's buffers), or with `copy` their
 /// copy (2-byte samples, as VMAF's kernels read them), and record the ring buffer's
@@ -792,6 +771,8 @@ pub struct CompanionGpu {
     graphs: bool,
     /// Scratch copies wanted ([`Plan::scratch_sets`]).
     scratch_sets: usize,
+    /// [`Plan::host_sums`] for the next geometry ([`CompanionGpu::set_host_sums`]).
+    host_sums: bool,
 }
 
 impl CompanionGpu {
@@ -831,15 +812,16 @@ impl CompanionGpu {
             next_ticket: 0,
             feeder: Some(tx),
             feeder_thread: Some(feeder_thread),
-            ciede_table: CiedeTable::from_env(),
-            graphs: graphs_from_env(),
-            scratch_sets: scratch_sets_from_env(),
+            ciede_table: CiedeTable::Auto,
+            graphs: true,
+            scratch_sets: DEFAULT_SCRATCH_SETS,
+            host_sums: false,
         })
     }
 
     /// Give each geometry `n` copies of the metrics' scratch (1 to [`MAX_SCRATCH_SETS`]; the
-    /// default is [`DEFAULT_SCRATCH_SETS`], unless VMAFGPU_COMPANION_SCRATCH_SETS says
-    /// otherwise), from the next geometry set up. The same scores either way.
+    /// default is [`DEFAULT_SCRATCH_SETS`]), from the next geometry set up. The same scores
+    /// either way.
     pub fn set_scratch_sets(&mut self, n: usize) {
         let n = n.clamp(1, MAX_SCRATCH_SETS);
         if self.scratch_sets != n {
@@ -853,8 +835,8 @@ impl CompanionGpu {
         self.frame.as_ref().map_or(0, |f| f.plan.scratch_sets)
     }
 
-    /// Launch the kernels as captured graphs (the default, unless VMAFGPU_COMPANION_GRAPHS=0)
-    /// or one by one (from the next geometry set up). Either way the same kernels with the same
+    /// Launch the kernels as captured graphs (the default) or one by one (from the next
+    /// geometry set up; also the fallback where the driver cannot capture them). Either way the same kernels with the same
     /// arguments in the same order on each stream.
     pub fn set_graphs(&mut self, on: bool) {
         if self.graphs != on {
@@ -878,10 +860,21 @@ impl CompanionGpu {
     }
 
     /// Use CIEDE2000's colour-conversion table as `table` says (from the next geometry set
-    /// up; the default is [`CiedeTable::from_env`]).
+    /// up; the default is [`CiedeTable::Auto`]).
     pub fn set_ciede_table(&mut self, table: CiedeTable) {
         if self.ciede_table != table {
             self.ciede_table = table;
+            self.drop_frame();
+        }
+    }
+
+    /// Add every SSIM, MS-SSIM and PSNR-HVS sum on the host from the terms, whatever the GPU's
+    /// sums say (from the next geometry set up): a test hook for the path the GPU leaves to
+    /// rare frames. The same scores either way.
+    #[doc(hidden)]
+    pub fn set_host_sums(&mut self, on: bool) {
+        if self.host_sums != on {
+            self.host_sums = on;
             self.drop_frame();
         }
     }
@@ -926,9 +919,7 @@ impl CompanionGpu {
             (ring, staged, arena) = alloc(&plan);
         }
         let arena = arena.map_err(be("cuMemAlloc"))?;
-        // A diagnostic (tests, benchmarks): add every SSIM, MS-SSIM and PSNR-HVS sum from the
-        // terms.
-        plan.host_sums = std::env::var("VMAFGPU_COMPANION_SUMS").as_deref() == Ok("host");
+        plan.host_sums = self.host_sums;
         plan.check_geometry();
         for l in plan
             .setup
@@ -1105,8 +1096,11 @@ impl CompanionGpu {
         let ring = f.next;
         f.next = (ring + 1) % f.readbacks.len();
         let luma = match luma {
-            Some(l) if device_luma() => widen_luma(&self.launcher, f, ring, &l, copy)?,
-            _ => None,
+            // The luma planes VMAF uploaded, from VMAF's copy: 8-bit planes widened, deeper ones
+            // copied (MSB-aligned ones, P010, as VMAF's kernel shifted them); uploaded again
+            // where widen_luma cannot take them.
+            Some(l) => widen_luma(&self.launcher, f, ring, &l, copy)?,
+            None => None,
         };
         let outcome = Arc::new(Outcome::default());
         let item = Feed {

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, result, sys};
 
@@ -307,18 +307,11 @@ pub(crate) fn driver_says_pinned(bytes: &[u8]) -> bool {
     !bytes.is_empty() && ask(bytes.as_ptr()) && ask(bytes[bytes.len() - 1..].as_ptr())
 }
 
-/// VMAFGPU_DIRECT_UPLOAD=0 stages pinned host planes like pageable ones (for measurements).
-pub(crate) fn direct_upload() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("VMAFGPU_DIRECT_UPLOAD").as_deref() != Ok("0"))
-}
-
 /// Whether `p` can be uploaded from where it is (pinned memory: the element's pool, or memory
 /// the driver knows as page-locked) instead of through staging. Needs a current context. An
 /// MSB-aligned plane (P010) uploaded so must be shifted on the GPU (the caller's business).
 pub(crate) fn uploads_directly(p: &HostPlane) -> bool {
-    direct_upload()
-        && (is_registered(p.bytes().as_ptr(), p.bytes().len()) || driver_says_pinned(p.bytes()))
+    is_registered(p.bytes().as_ptr(), p.bytes().len()) || driver_says_pinned(p.bytes())
 }
 
 /// Queue a copy of a host plane's rows into compact device rows.

@@ -107,15 +107,6 @@ impl CiedeTable {
                 CiedeTable::Off => false,
             }
     }
-
-    /// `VMAFGPU_CIEDE_TABLE` = `on` / `off` (benchmarks' A/B), else `Auto`.
-    pub fn from_env() -> CiedeTable {
-        match std::env::var("VMAFGPU_CIEDE_TABLE").as_deref() {
-            Ok("on") => CiedeTable::On,
-            Ok("off") => CiedeTable::Off,
-            _ => CiedeTable::Auto,
-        }
-    }
 }
 
 /// Additions a term passes through in `ssim_terms`' block sums: its thread's sum of its

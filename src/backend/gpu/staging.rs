@@ -289,15 +289,12 @@ impl Drop for StagePool {
     }
 }
 
-/// Threads that stage a frame (the worker and its helpers): one per core up to 16, or
-/// VMAFGPU_STAGE_THREADS. Staging is memory-bound and one core copies only a few GB/s: on the
-/// H200 machine (16 cores) 4K 10-bit staging took 6.6 ms with 1 thread, 2.0 ms with 4 and
-/// 0.8 ms with 16.
+/// Threads that stage a frame (the worker and its helpers): one per core up to 16. Staging is
+/// memory-bound and one core copies only a few GB/s, so more threads shorten it (BENCHMARKS.md,
+/// "Figures moved from code comments").
 pub(crate) fn stage_threads() -> usize {
-    std::env::var("VMAFGPU_STAGE_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
         .clamp(1, 16)
 }
 
