@@ -1,9 +1,13 @@
 //! Backends: where the integer feature accumulators of a frame are computed.
 //!
 //! A backend turns one frame job (reference luma, distorted luma, the previous reference luma)
-//! into a [`FrameAccum`]: the VIF and ADM accumulators and the motion SAD, integers only. The
+//! into a [`FrameAccum`]: the VIF and ADM accumulators and the motion SAD, as integers. The
 //! engine turns those into scores with the shared floating-point code in [`crate::features`], so
 //! every backend gives the same numbers as long as it gives the same integers.
+//!
+//! The companion metrics are the exception: [`FrameAccum::companions`] carries their final
+//! scores ([`CompanionScores`]), which the backend computes from its intermediate values (SSE,
+//! per-pixel terms) with the same code in [`crate::features`] that the CPU path calls.
 //!
 //! Jobs are submitted asynchronously and their results come back in submission order.
 

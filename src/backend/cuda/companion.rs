@@ -85,8 +85,8 @@ struct RingBuf {
     /// Page-locked staging for the planes copied in from the host: `staging_bytes` (every
     /// input plane), allocated when a frame first stages something. Frames from pinned memory
     /// (the element's pool) are uploaded from where they are and never need it; page-locking
-    /// every ring buffer's staging up front took 50-170 ms before a geometry's first frame
-    /// (1080p 8-bit to 4K 10-bit, all five metrics).
+    /// every ring buffer's staging up front delayed a geometry's first frame noticeably
+    /// (BENCHMARKS.md, "Figures moved from code comments").
     staging: Option<Pinned>,
     staging_bytes: usize,
     readback: Pinned,
@@ -271,11 +271,10 @@ struct Feed {
 }
 
 /// Scratch copies a geometry gets by default where the device has the memory (else one):
-/// consecutive frames' kernels of one metric at once. MS-SSIM's five levels one after the
-/// other take 0.35 ms a frame on one stream at 1080p, PSNR-HVS's serial sum 0.2 ms: with one
-/// set, each metric's chain of kernels was one frame at a time, a limit of its own beside the
-/// GPU's throughput. All five at 1080p 8-bit through the element (H200, steady frames/s):
-/// 1 set 1622, 2 sets 1711, 3 sets 1737, 4 sets 1732 (BENCHMARKS.md).
+/// consecutive frames' kernels of one metric at once. MS-SSIM's five levels and PSNR-HVS's
+/// serial sum are chains of short kernels: with one set, each metric's chain ran one frame at a
+/// time, a limit of its own beside the GPU's throughput. Three sets were the best measured
+/// (BENCHMARKS.md, "Figures moved from code comments").
 pub const DEFAULT_SCRATCH_SETS: usize = 3;
 
 /// The most scratch copies ([`CompanionGpu::set_scratch_sets`]).

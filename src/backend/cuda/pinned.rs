@@ -1,7 +1,7 @@
 //! Page-locked (pinned) host memory for the zero-copy input path.
 //!
-//! The GPU copies pinned memory by DMA at full link speed (~55 GB/s on the H200 machine against
-//! ~9 GB/s from pageable memory) and asynchronously, so a frame that already lies in pinned
+//! The GPU copies pinned memory by DMA at full link speed (several times faster than from
+//! pageable memory: BENCHMARKS.md) and asynchronously, so a frame that already lies in pinned
 //! memory (a decoder wrote into a buffer of the element's pool) is uploaded straight from the
 //! caller's bytes, with no host copy at all.
 //!
