@@ -196,6 +196,31 @@ fn companions_equal_cpu_on_synthetic_content() {
     rep.finish("companions_equal_cpu_on_synthetic_content");
 }
 
+/// Every SSIM, MS-SSIM and PSNR-HVS sum added on the host from the read-back terms
+/// (`CompanionGpu::set_host_sums`: the path the GPU leaves to the rare images and planes whose
+/// GPU sums do not decide) gives the CPU's scores too.
+#[test]
+fn host_sums_equal_cpu() {
+    let Some(mut g) = gpu_or_skip("host_sums_equal_cpu") else {
+        return;
+    };
+    g.set_host_sums(true);
+    let mut rep = Report::default();
+    let mut seed = 2100;
+    for (w, h, bpc, layout) in [
+        (181, 190, 8u8, Some((1, 1))),
+        (176, 176, 10, Some((1, 0))),
+        (1920, 1080, 8, Some((1, 1))),
+    ] {
+        for c in gpu_content::ALL {
+            seed += 1;
+            let j = job(c, (w, h, bpc), layout, seed);
+            rep.check(&format!("{c:?} {w}x{h} {bpc}-bit"), &mut g, &j);
+        }
+    }
+    rep.finish("host_sums_equal_cpu");
+}
+
 /// CIEDE2000 from the 8-bit colour-conversion table (kernels/ciede.cu ciede_pixels_table)
 /// equals the computed conversions (ciede_pixels) bit for bit on the GPU: the table holds what
 /// the same device code returns.
