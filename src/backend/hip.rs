@@ -44,7 +44,7 @@ use crate::picture::OwnedPlane;
 pub const SLOTS: usize = 4;
 
 fn be(what: &str, msg: impl std::fmt::Display) -> Error {
-    Error::Backend(format!("HIP: {what}: {msg}"))
+    super::gpu::gpu_error("HIP", what, msg)
 }
 
 /// hipRTC options for `arch` (a target ID such as "gfx90a:sramecc+:xnack-"): the device's

@@ -30,7 +30,7 @@ use crate::backend::{CompanionScores, FrameJob, HostFrame, HostPlane};
 use crate::error::{Error, Result};
 
 fn be<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
-    move |e| Error::Backend(format!("CUDA companions: {what}: {e}"))
+    move |e| crate::backend::gpu::gpu_error("CUDA companions", what, e)
 }
 
 impl Drop for CompanionGpu {

@@ -25,7 +25,7 @@ use crate::backend::{HostBytes, HostPlane};
 use crate::error::{Error, Result};
 
 fn be<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
-    move |e| Error::Backend(format!("CUDA pinned memory: {what}: {e}"))
+    move |e| crate::backend::gpu::gpu_error("CUDA pinned memory", what, e)
 }
 
 /// The live allocations: start address -> length. Ranges never overlap (they are distinct
@@ -212,7 +212,7 @@ impl Drop for PinnedHostBuf {
 
 /// Errors of the CUDA driver calls of the backend ("CUDA: what: error").
 pub(crate) fn cuda_error<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
-    move |e| Error::Backend(format!("CUDA: {what}: {e}"))
+    move |e| crate::backend::gpu::gpu_error("CUDA", what, e)
 }
 
 /// Device memory, freed on drop (the owning worker thread has the context current).
