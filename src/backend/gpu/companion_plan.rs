@@ -43,7 +43,7 @@
 //! (`backend::cuda::companion`); tests/companion_emulated.rs executes the same plan with the kernel
 //! text compiled as C++ on the CPU. Each launch is built by one typed function per kernel
 //! ([`super::launch`]) that checks the sizes of the regions it names; the kernels index only
-//! inside the sizes passed to them. The layout of each metric is in [`super::companion_metrics`].
+//! inside the sizes passed to them. The layout of each metric is in `gpu/companion_metrics.rs`.
 
 use crate::backend::stats::HOST_SUMMED;
 use crate::backend::{CompanionScores, Companions, FrameJob, HostChroma, HostFrame, HostPlane};
