@@ -1,4 +1,5 @@
-//! The zero-copy input path on the GPU: `Scorer::push_shared` with backend=cuda, from pageable
+//! The zero-copy input path on the GPU: frames in the caller's memory (`Frame::host`) with
+//! backend=cuda, from pageable
 //! memory (rows copied into the backend's staging) and from pinned memory (uploaded straight
 //! from the caller's buffer), must give exactly `push`'s scores (and the CPU backend's), every
 //! metric of every frame and the summary, with padded strides, at 8 and 10 bits.
@@ -12,8 +13,39 @@ use gstvmafgpu::backend::HostChroma;
 use gstvmafgpu::backend::cuda::pinned::{PinnedHost, PinnedHostBuf};
 use gstvmafgpu::backend::cuda::{self};
 use gstvmafgpu::backend::{HostBytes, HostPlane};
-use gstvmafgpu::engine::{BackendKind, Companions, FrameScores, Scorer, ScorerConfig, Summary};
+use gstvmafgpu::engine::{
+    BackendKind, Companions, Frame, FrameScores, HostUv, Scorer, ScorerConfig, Summary,
+};
 use gstvmafgpu::picture::{Chroma, ChromaFormat, Picture, PlaneRef};
+
+/// Push a pair in the caller's memory (what the element hands over): both lumas and, when
+/// given, the pair's chroma planes.
+fn push_host(
+    s: &mut Scorer,
+    format: ChromaFormat,
+    ref_luma: HostPlane,
+    dist_luma: HostPlane,
+    chroma: Option<HostChroma>,
+) -> gstvmafgpu::Result<Vec<FrameScores>> {
+    let (rc, dc) = match chroma {
+        None => (HostUv::None, HostUv::None),
+        Some(HostChroma::Planar {
+            reference,
+            distorted,
+        }) => (HostUv::Planar(reference), HostUv::Planar(distorted)),
+        Some(HostChroma::Interleaved {
+            reference,
+            distorted,
+        }) => (
+            HostUv::Interleaved(reference),
+            HostUv::Interleaved(distorted),
+        ),
+    };
+    s.push_frames(
+        Frame::host(format, ref_luma, rc)?,
+        Frame::host(format, dist_luma, dc)?,
+    )
+}
 
 fn require_gpu() -> bool {
     std::env::var("VMAFGPU_REQUIRE_GPU").as_deref() == Ok("1")
@@ -130,15 +162,7 @@ fn run(
         let (ro, do_) = (owner(&p.r), owner(&p.d));
         let rh = HostPlane::new(ro, 0, stride, w, h, bpc).unwrap();
         let dh = HostPlane::new(do_, 0, stride, w, h, bpc).unwrap();
-        out.extend(
-            s.push_shared(
-                &picture(&p.r, w, h, bpc, stride),
-                &picture(&p.d, w, h, bpc, stride),
-                rh,
-                dh,
-            )
-            .unwrap(),
-        );
+        out.extend(push_host(s, picture(&p.r, w, h, bpc, stride).format, rh, dh, None).unwrap());
     }
     let (rest, summary) = s.finish().unwrap();
     out.extend(rest);
@@ -331,11 +355,12 @@ fn refuses_out_of_range_samples(test: &str, on_host: bool) {
             };
             let hp = |b: &[u8]| HostPlane::new(owner(b), 0, stride, w, h, bpc).unwrap();
             let push = |gpu: &mut Scorer, r: &[u8], d: &[u8]| {
-                gpu.push_shared(
-                    &picture(r, w, h, bpc, stride),
-                    &picture(d, w, h, bpc, stride),
+                push_host(
+                    gpu,
+                    picture(r, w, h, bpc, stride).format,
                     hp(r),
                     hp(d),
+                    None,
                 )
             };
             if on_host {
@@ -674,7 +699,7 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
             let Some((gpu, pinned)) = cuda_or_skip(test, &cfg) else {
                 return;
             };
-            assert!(gpu.takes_host_planes() && gpu.wants_host_chroma());
+            assert!(gpu.takes_host_planes());
             let cpu = Scorer::new(ScorerConfig {
                 backend: BackendKind::Cpu,
                 ..cfg.clone()
@@ -716,11 +741,7 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
                     let (dl, dc, dop) = host_yuv((d, da), g, format, 0, on);
                     weak.extend([Arc::downgrade(&ro), Arc::downgrade(&dop)]);
                     let chroma = pair_chroma(rc, dc);
-                    let (rp, dp) = (yuv_picture(r, ra, g, format), yuv_picture(d, da, g, format));
-                    out.extend(
-                        s.push_shared_with_chroma(&rp, &dp, rl, dl, Some(chroma))
-                            .unwrap(),
-                    );
+                    out.extend(push_host(s, format.0, rl, dl, Some(chroma)).unwrap());
                 }
                 let (rest, summary) = s.finish().unwrap();
                 out.extend(rest);
@@ -839,15 +860,11 @@ fn companions_on_vmafs_luma_over_many_frames_equal_cpu() {
                 }
                 let on = (route == "pinned").then_some(&pinned);
                 let stored = [msb_words(&fr[0], shift), msb_words(&fr[1], shift)];
-                let (rp, dp) = pictures(&stored, g, f);
                 let [(r, ra), (d, da)] = &stored;
                 let (rl, rc, _) = host_yuv((r, ra), g, f, shift, on);
                 let (dl, dc, _) = host_yuv((d, da), g, f, shift, on);
                 let chroma = pair_chroma(rc, dc);
-                got.extend(
-                    gpu.push_shared_with_chroma(&rp, &dp, rl, dl, Some(chroma))
-                        .unwrap(),
-                );
+                got.extend(push_host(&mut gpu, f.0, rl, dl, Some(chroma)).unwrap());
             }
             got.extend(gpu.finish().unwrap().0);
             if got.len() != want.len() || got.len() != n {
@@ -895,7 +912,7 @@ fn msb_aligned_planes_on_cuda_equal_cpu() {
     let Some((mut gpu, pinned, mut cpu)) = cuda_and_cpu(test, ALL_FIVE) else {
         return;
     };
-    assert!(gpu.shares_every_frame());
+    assert!(gpu.takes_host_planes());
     let mut bad = Vec::new();
     let mut cases = vec![
         (179usize, 177usize, 10u8, 6u8, (Yuv420, true)),
@@ -929,9 +946,7 @@ fn msb_aligned_planes_on_cuda_equal_cpu() {
                 let (rl, rc, _) = host_yuv((&r, &ra), g, f, shift, on);
                 let (dl, dc, _) = host_yuv((&d, &da), g, f, shift, on);
                 let chroma = pair_chroma(rc, dc);
-                // The pictures give the geometry only (their planes hold the shifted words).
-                let (rp, dp) = (yuv_picture(&r, &ra, g, f), yuv_picture(&d, &da, g, f));
-                match gpu.push_shared_with_chroma(&rp, &dp, rl, dl, Some(chroma)) {
+                match push_host(&mut gpu, f.0, rl, dl, Some(chroma)) {
                     Ok(s) => got.extend(s),
                     Err(e) => bad.push(format!("{label} {route}: refused: {e}")),
                 }
@@ -962,9 +977,7 @@ fn msb_aligned_planes_on_cuda_equal_cpu() {
                     let on = (route == "pinned").then_some(&pinned);
                     let (rl, rc, _) = host_yuv((&r, &ra), g, f, shift, on);
                     let (dl, dc, _) = host_yuv((&d, &da), g, f, shift, on);
-                    let (rp, dp) = (yuv_picture(&r, &ra, g, f), yuv_picture(&d, &da, g, f));
-                    let pushed =
-                        gpu.push_shared_with_chroma(&rp, &dp, rl, dl, Some(pair_chroma(rc, dc)));
+                    let pushed = push_host(&mut gpu, f.0, rl, dl, Some(pair_chroma(rc, dc)));
                     if let Err(e) = pushed {
                         refused = Some(e);
                         break;

@@ -169,6 +169,17 @@ impl HostFrame {
     }
 }
 
+/// Which backend computes the feature accumulators.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    /// The best available: a GPU if one can be used, else the CPU.
+    #[default]
+    Auto,
+    Cpu,
+    Cuda,
+    Hip,
+}
+
 /// What a CPU, CUDA or HIP backend implements.
 pub trait Backend: Send {
     /// Short name: "cpu", "cuda", "hip".
@@ -312,12 +323,7 @@ pub fn compute_companions_cpu(job: &FrameJob) -> Result<CompanionScores> {
 /// an AMD GPU through ROCm. `Auto` takes CUDA when the build has it and the device opens, else
 /// HIP likewise, else the CPU backend (the caller learns which from [`Backend::name`]). A GPU
 /// backend this build cannot provide is an [`Error::Backend`](crate::Error::Backend).
-pub fn create(
-    kind: crate::engine::BackendKind,
-    threads: usize,
-    device_id: u32,
-) -> Result<Box<dyn Backend>> {
-    use crate::engine::BackendKind;
+pub fn create(kind: BackendKind, threads: usize, device_id: u32) -> Result<Box<dyn Backend>> {
     #[cfg(not(all(feature = "cuda", feature = "hip")))]
     use crate::error::Error;
     match kind {

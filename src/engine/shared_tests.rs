@@ -1,12 +1,13 @@
-//! `Scorer::push_shared` (the zero-copy route) against `Scorer::push`, on a backend that reads
-//! host planes: the CPU reference behind a wrapper that records what it was given.
+//! Frames in the caller's memory (`Frame::host`, the zero-copy route) against `Scorer::push`,
+//! on a backend that reads host planes: the CPU reference behind a wrapper that records what it
+//! was given.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
 
 use super::*;
 use crate::backend::cpu::CpuBackend;
-use crate::backend::{HostBytes, HostChroma, HostFrame, HostPlane};
+use crate::backend::{FrameAccum, HostBytes, HostChroma, HostFrame, HostPlane};
 use crate::picture::{Chroma, PlaneRef};
 
 /// What the wrapper saw.
@@ -79,6 +80,35 @@ fn host_scorer(cfg: ScorerConfig) -> (Scorer, Arc<Mutex<Seen>>) {
         seen: Arc::clone(&seen),
     };
     (Scorer::with_backend(cfg, Box::new(b)).unwrap(), seen)
+}
+
+/// Push a pair in the caller's memory (what the element hands over): both lumas and, when
+/// given, the pair's chroma planes.
+fn push_host(
+    s: &mut Scorer,
+    format: ChromaFormat,
+    ref_luma: HostPlane,
+    dist_luma: HostPlane,
+    chroma: Option<HostChroma>,
+) -> Result<Vec<FrameScores>> {
+    let (rc, dc) = match chroma {
+        None => (HostUv::None, HostUv::None),
+        Some(HostChroma::Planar {
+            reference,
+            distorted,
+        }) => (HostUv::Planar(reference), HostUv::Planar(distorted)),
+        Some(HostChroma::Interleaved {
+            reference,
+            distorted,
+        }) => (
+            HostUv::Interleaved(reference),
+            HostUv::Interleaved(distorted),
+        ),
+    };
+    s.push_frames(
+        super::Frame::host(format, ref_luma, rc)?,
+        super::Frame::host(format, dist_luma, dc)?,
+    )
 }
 
 /// Store sample `v` at index `x` of the row starting at byte `row` (`bps` bytes a sample,
@@ -186,10 +216,7 @@ fn plain(cfg: ScorerConfig, frames: &[(Frame, Frame)]) -> (Vec<FrameScores>, Sum
 fn shared(s: &mut Scorer, frames: &[(Frame, Frame)]) -> (Vec<FrameScores>, Summary) {
     let mut out = Vec::new();
     for (r, d) in frames {
-        out.extend(
-            s.push_shared(&r.picture(), &d.picture(), r.host(), d.host())
-                .unwrap(),
-        );
+        out.extend(push_host(s, r.picture().format, r.host(), d.host(), None).unwrap());
     }
     let (rest, summary) = s.finish().unwrap();
     out.extend(rest);
@@ -268,8 +295,7 @@ fn push_and_push_shared_mix_in_one_clip() {
     let mut out = Vec::new();
     for (i, (r, d)) in fr.iter().enumerate() {
         out.extend(if i % 2 == 0 {
-            s.push_shared(&r.picture(), &d.picture(), r.host(), d.host())
-                .unwrap()
+            push_host(&mut s, r.picture().format, r.host(), d.host(), None).unwrap()
         } else {
             s.push(&r.picture(), &d.picture()).unwrap()
         });
@@ -296,18 +322,13 @@ fn out_of_range_host_planes_change_nothing() {
             for (bad_ref, x, y, v) in [(false, 39, 35, 1024u16), (true, 3, 0, 0xFFFF)] {
                 let mut bad = Frame::new(40, 36, 10, 0, 1);
                 bad.set(x, y, v);
-                let (rp, dp) = if bad_ref {
-                    (bad.picture(), d.picture())
-                } else {
-                    (r.picture(), bad.picture())
-                };
                 let (rh, dh) = if bad_ref {
                     (bad.host(), d.host())
                 } else {
                     (r.host(), bad.host())
                 };
                 let before = s.frames_pushed();
-                let e = s.push_shared(&rp, &dp, rh, dh).unwrap_err();
+                let e = push_host(&mut s, ChromaFormat::Gray, rh, dh, None).unwrap_err();
                 assert_eq!(
                     e,
                     Error::SampleRange {
@@ -321,10 +342,7 @@ fn out_of_range_host_planes_change_nothing() {
                 assert_eq!(s.frames_pushed(), before);
             }
         }
-        out.extend(
-            s.push_shared(&r.picture(), &d.picture(), r.host(), d.host())
-                .unwrap(),
-        );
+        out.extend(push_host(&mut s, r.picture().format, r.host(), d.host(), None).unwrap());
     }
     let (rest, summary) = s.finish().unwrap();
     out.extend(rest);
@@ -339,13 +357,9 @@ fn host_planes_must_match_the_pictures() {
     let a = Frame::new(40, 36, 8, 0, 0);
     let b = Frame::new(41, 36, 8, 0, 0);
     let c = Frame::new(40, 36, 10, 0, 0);
-    let e = s
-        .push_shared(&a.picture(), &a.picture(), a.host(), b.host())
-        .unwrap_err();
+    let e = push_host(&mut s, a.picture().format, a.host(), b.host(), None).unwrap_err();
     assert!(matches!(e, Error::Mismatch(_)), "{e}");
-    let e = s
-        .push_shared(&a.picture(), &a.picture(), c.host(), a.host())
-        .unwrap_err();
+    let e = push_host(&mut s, a.picture().format, c.host(), a.host(), None).unwrap_err();
     assert!(matches!(e, Error::Mismatch(_)), "{e}");
     assert_eq!(s.frames_pushed(), 0);
 }
@@ -372,8 +386,9 @@ fn host_planes_are_released() {
         };
         weak.push((Arc::downgrade(&r2.buf), Arc::downgrade(&d2.buf)));
         let (rh, dh) = (r2.host(), d2.host());
-        let (rp, dp) = (r2.picture(), d2.picture());
-        scored += s.push_shared(&rp, &dp, rh, dh).unwrap().len();
+        scored += push_host(&mut s, ChromaFormat::Gray, rh, dh, None)
+            .unwrap()
+            .len();
         drop((r2, d2));
         // Frames whose results are final (all before `scored`, bar motion's one-frame delay)
         // hold nothing any more but the last reference.
@@ -408,11 +423,12 @@ fn host_planes_are_released() {
         ..keep
     };
     let w2 = Arc::downgrade(&owned.buf);
-    s.push_shared(
-        &owned.picture(),
-        &owned.picture(),
+    push_host(
+        &mut s,
+        owned.picture().format,
         owned.host(),
         owned.host(),
+        None,
     )
     .unwrap();
     drop(owned);
@@ -423,7 +439,7 @@ fn host_planes_are_released() {
 }
 
 /// Without a backend that reads host planes, or without the chroma planes that a companion
-/// metric reads, push_shared is push.
+/// metric reads, frames in the caller's memory take push's route (copied).
 #[test]
 fn push_shared_falls_back_to_push() {
     let fr = frames(40, 36, 10, 4);
@@ -448,7 +464,7 @@ fn push_shared_falls_back_to_push() {
     };
     let want = plain(cfg.clone(), &fr);
     let (mut s, seen) = host_scorer(cfg);
-    assert!(s.takes_host_planes() && s.wants_host_chroma());
+    assert!(s.takes_host_planes());
     assert_eq!(shared(&mut s, &fr), want);
     let seen = seen.lock().unwrap();
     assert_eq!((seen.host_jobs, seen.plain_jobs), (0, 4));
@@ -600,7 +616,7 @@ fn all_companions(ms_ssim: bool) -> Companions {
     }
 }
 
-/// Both routes over the same frames: (push's scores and summary, push_shared_with_chroma's,
+/// Both routes over the same frames: (push's scores and summary, the zero-copy route's,
 /// the host jobs and plain jobs the backend saw).
 #[allow(clippy::type_complexity)]
 fn both_routes(
@@ -618,15 +634,12 @@ fn both_routes(
     })
     .unwrap();
     let (mut s, seen) = host_scorer(cfg.clone());
-    assert!(s.wants_host_chroma());
+    assert!(s.takes_host_planes());
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for (r, d) in fr {
         a.extend(plain.push(&r.picture(), &d.picture()).unwrap());
         let chroma = r.host_chroma(d);
-        b.extend(
-            s.push_shared_with_chroma(&r.picture(), &d.picture(), r.luma(), d.luma(), Some(chroma))
-                .unwrap(),
-        );
+        b.extend(push_host(&mut s, r.picture().format, r.luma(), d.luma(), Some(chroma)).unwrap());
     }
     let (rest_a, sum_a) = plain.finish().unwrap();
     let (rest_b, sum_b) = s.finish().unwrap();
@@ -712,7 +725,7 @@ fn host_chroma_is_checked() {
     let (mut s, _) = host_scorer(cfg);
     let (r, d) = &fr[0];
     let push = |s: &mut Scorer, r: &Yuv, d: &Yuv, chroma: HostChroma| {
-        s.push_shared_with_chroma(&r.picture(), &d.picture(), r.luma(), d.luma(), Some(chroma))
+        push_host(s, r.picture().format, r.luma(), d.luma(), Some(chroma))
     };
     // GStreamer's rounded-up chroma size instead of libvmaf's.
     let wide = HostChroma::Planar {
@@ -864,7 +877,7 @@ fn frames_refused_late_end_the_clip_before_them() {
                     dist.set(39, 35, 1024);
                     dist.set(39, 34, 4000);
                 }
-                let got = s.push_shared(&r.picture(), &dist.picture(), r.host(), dist.host());
+                let got = push_host(&mut s, r.picture().format, r.host(), dist.host(), None);
                 match (got, refused.is_some()) {
                     (Ok(f), false) => out.extend(f),
                     (Err(e @ Error::FrameRefused { .. }), false) => refused = Some(e),

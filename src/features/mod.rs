@@ -35,31 +35,49 @@ use crate::picture::Plane;
 /// What every VMAF feature needs of a reference/distorted plane pair: equal geometry and depth,
 /// 8..=16 bits, at least [`MIN_WIDTH`] x [`MIN_HEIGHT`], and planes long enough for their stride.
 pub fn check_pair(r: &Plane<'_>, d: &Plane<'_>) -> Result<()> {
+    check_planes(r, d, "VMAF", Some((MIN_WIDTH, MIN_HEIGHT)))
+}
+
+/// The one check of a reference/distorted plane pair, for every feature (`what` names it in the
+/// errors), in this order: depth 8..=16, the same geometry and depth, at least `min` (width,
+/// height) where given ([`Error::TooSmall`]), non-empty, and `stride >= width` with enough
+/// samples for `stride * (height - 1) + width`.
+pub(crate) fn check_planes(
+    r: &Plane<'_>,
+    d: &Plane<'_>,
+    what: &str,
+    min: Option<(usize, usize)>,
+) -> Result<()> {
     if !(8..=16).contains(&r.bpc) {
         return Err(Error::BitDepth(r.bpc));
     }
     if (r.width, r.height, r.bpc) != (d.width, d.height, d.bpc) {
         return Err(Error::Mismatch(format!(
-            "reference {}x{} at {} bits, distorted {}x{} at {} bits",
+            "{what}: reference plane {}x{} at {} bits, distorted plane {}x{} at {} bits",
             r.width, r.height, r.bpc, d.width, d.height, d.bpc
         )));
     }
-    if r.width < MIN_WIDTH || r.height < MIN_HEIGHT {
+    if let Some((min_width, min_height)) = min
+        && (r.width < min_width || r.height < min_height)
+    {
         return Err(Error::TooSmall {
             width: r.width,
             height: r.height,
-            min_width: MIN_WIDTH,
-            min_height: MIN_HEIGHT,
+            min_width,
+            min_height,
         });
     }
-    for (what, pl) in [("reference", r), ("distorted", d)] {
-        if pl.stride < pl.width || pl.data.len() < pl.stride * (pl.height - 1) + pl.width {
+    for (p, side) in [(r, "reference"), (d, "distorted")] {
+        if p.width == 0 || p.height == 0 {
+            return Err(Error::Geometry(format!("{what}: empty {side} plane")));
+        }
+        if p.stride < p.width || p.data.len() < p.stride * (p.height - 1) + p.width {
             return Err(Error::Geometry(format!(
-                "{what} plane of {} samples with stride {} is too small for {}x{}",
-                pl.data.len(),
-                pl.stride,
-                pl.width,
-                pl.height
+                "{what}: {side} plane of {} samples with stride {} is too small for {}x{}",
+                p.data.len(),
+                p.stride,
+                p.width,
+                p.height
             )));
         }
     }

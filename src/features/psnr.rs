@@ -27,32 +27,10 @@ pub struct PsnrScores {
 }
 
 /// Check that a reference/distorted plane pair can be read: non-empty, same geometry and depth,
-/// depth 8..=16, `stride >= width`, and enough samples for `stride * (height - 1) + width`.
+/// depth 8..=16, `stride >= width`, and enough samples for `stride * (height - 1) + width`
+/// ([`super::check_planes`], `what` naming the metric in the errors).
 pub(crate) fn check_pair(r: &Plane<'_>, d: &Plane<'_>, what: &'static str) -> Result<()> {
-    if !(8..=16).contains(&r.bpc) {
-        return Err(Error::BitDepth(r.bpc));
-    }
-    if r.width != d.width || r.height != d.height || r.bpc != d.bpc {
-        return Err(Error::Mismatch(format!(
-            "{what}: reference plane {}x{} at {} bits, distorted plane {}x{} at {} bits",
-            r.width, r.height, r.bpc, d.width, d.height, d.bpc
-        )));
-    }
-    for (p, side) in [(r, "reference"), (d, "distorted")] {
-        if p.width == 0 || p.height == 0 {
-            return Err(Error::Geometry(format!("{what}: empty {side} plane")));
-        }
-        if p.stride < p.width || p.data.len() < p.stride * (p.height - 1) + p.width {
-            return Err(Error::Geometry(format!(
-                "{what}: {side} plane of {} samples with stride {} is too small for {}x{}",
-                p.data.len(),
-                p.stride,
-                p.width,
-                p.height
-            )));
-        }
-    }
-    Ok(())
+    super::check_planes(r, d, what, None)
 }
 
 /// The peak sample value libvmaf uses for PSNR at `bpc` bits (integer_psnr.c: 255 in the 8-bit

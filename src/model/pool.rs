@@ -140,6 +140,58 @@ impl Extend<f64> for PoolAccumulator {
     }
 }
 
+/// [`PoolAccumulator`]s of every metric of a sequence of frames, by name: what a clip's
+/// summary, a live window and a whole run's pooled message pool. A metric that appears from
+/// some frame on (a new clip whose format has more planes) pools the frames that carry it.
+#[derive(Clone, Debug, Default)]
+pub struct MetricPool {
+    /// Frames pushed.
+    frames: u64,
+    /// Every metric's accumulator, in first-seen order.
+    metrics: Vec<(String, PoolAccumulator)>,
+    /// Where each name is in `metrics`, for frames whose metrics come in another order.
+    index: std::collections::HashMap<String, usize>,
+}
+
+impl MetricPool {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add one frame's metrics (frames in index order).
+    pub fn push(&mut self, metrics: &[(String, f64)]) {
+        self.frames += 1;
+        for (k, (name, v)) in metrics.iter().enumerate() {
+            // Frames of one clip carry the same names in the same order: no lookup.
+            let i = match self.metrics.get(k) {
+                Some((n, _)) if n == name => k,
+                _ => match self.index.get(name) {
+                    Some(&i) => i,
+                    None => {
+                        self.index.insert(name.clone(), self.metrics.len());
+                        self.metrics.push((name.clone(), PoolAccumulator::new()));
+                        self.metrics.len() - 1
+                    }
+                },
+            };
+            self.metrics[i].1.push(*v);
+        }
+    }
+
+    /// Frames pushed.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// The pooled values of every metric, in first-seen order (empty before the first frame).
+    pub fn stats(&self) -> Vec<(String, PooledStats)> {
+        self.metrics
+            .iter()
+            .map(|(n, a)| (n.clone(), a.stats()))
+            .collect()
+    }
+}
+
 /// Pool `values` (in frame order) with one method, exactly as libvmaf does. NaN if empty.
 pub fn pool(values: &[f64], method: PoolMethod) -> f64 {
     pool_all(values).get(method)
@@ -175,5 +227,24 @@ mod tests {
         assert!(pool(&[f64::NAN, 1.0], PoolMethod::Min).is_nan());
         assert_eq!(pool(&[1.0, f64::NAN, 0.5], PoolMethod::Min), 0.5);
         assert_eq!(pool(&[1.0, f64::NAN, 2.0], PoolMethod::Max), 2.0);
+    }
+
+    /// Metrics pool by name whatever their order, each over the frames that carry it.
+    #[test]
+    fn metric_pool_by_name() {
+        let m = |v: &[(&str, f64)]| -> Vec<(String, f64)> {
+            v.iter().map(|&(n, x)| (n.to_string(), x)).collect()
+        };
+        let mut p = MetricPool::new();
+        p.push(&m(&[("a", 1.0), ("b", 2.0)]));
+        p.push(&m(&[("b", 4.0), ("c", 5.0), ("a", 3.0)]));
+        assert_eq!(p.frames(), 2);
+        let s = p.stats();
+        let names: Vec<&str> = s.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        assert_eq!(s[0].1, pool_all(&[1.0, 3.0]));
+        assert_eq!(s[1].1, pool_all(&[2.0, 4.0]));
+        assert_eq!(s[2].1, pool_all(&[5.0]));
+        assert!(MetricPool::new().stats().is_empty());
     }
 }

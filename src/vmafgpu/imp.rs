@@ -18,13 +18,15 @@ use gst_base::prelude::*;
 use gst_base::subclass::prelude::*;
 
 use super::engine;
-use super::host_input::{self, HostUv};
-use super::input::{FORMATS, InputFormat, MappedFrame};
-use super::messages::{FrameMessage, PooledMessage, PooledScores, Timing, WindowMessage};
+use super::input::{self, FORMATS, PinnedAllocator};
+use super::messages::{
+    FrameMessage, MetricStats, PooledMessage, PooledScores, Timing, WindowMessage,
+};
 use super::pairing::{self, Decision, Head, Unpaired};
-use super::report::{self, Pool, Report, ReportFrame};
-use super::{Backend, PoolMethod, ResultsFormat, Sync};
-use crate::backend::HostChroma;
+use super::report::{self, Report, ReportFrame};
+use super::settings::{self, Settings};
+use super::{Backend, PoolMethod, Sync};
+use crate::model::pool::MetricPool;
 
 static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
     gst::DebugCategory::new(
@@ -34,68 +36,8 @@ static CAT: LazyLock<gst::DebugCategory> = LazyLock::new(|| {
     )
 });
 
-const DEFAULT_MODEL_FILENAME: &str = "vmaf_v0.6.1";
-const DEFAULT_DISABLE_CLIP: bool = false;
-const DEFAULT_ENABLE_TRANSFORM: bool = false;
-const DEFAULT_PHONE_MODEL: bool = false;
-const DEFAULT_THREADS: u32 = 0;
-const DEFAULT_SUBSAMPLE: u32 = 1;
-const DEFAULT_CONF_INTERVAL: bool = false;
-const DEFAULT_FRAME_MESSAGE: bool = true;
-const DEFAULT_DEVICE_ID: u32 = 0;
-const DEFAULT_WINDOW: u32 = 0;
-const DEFAULT_COMPANION: bool = false;
-
 /// The `version` written into report files: the libvmaf version whose numbers these are, and us.
 const REPORT_VERSION: &str = concat!("3.2.0 (vmafgpu ", env!("CARGO_PKG_VERSION"), ")");
-
-#[derive(Clone, Debug)]
-struct Settings {
-    model_filename: String,
-    disable_clip: bool,
-    enable_transform: bool,
-    phone_model: bool,
-    pool_method: PoolMethod,
-    threads: u32,
-    subsample: u32,
-    conf_interval: bool,
-    frame_message: bool,
-    results_filename: Option<String>,
-    results_format: ResultsFormat,
-    backend: Backend,
-    device_id: u32,
-    sync: Sync,
-    window: u32,
-    companions: engine::Companions,
-    /// libvmaf's model feature overloads, `cambi.enc_bitdepth=8:...`.
-    model_params: String,
-    extras: engine::Extras,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            model_filename: DEFAULT_MODEL_FILENAME.into(),
-            disable_clip: DEFAULT_DISABLE_CLIP,
-            enable_transform: DEFAULT_ENABLE_TRANSFORM,
-            phone_model: DEFAULT_PHONE_MODEL,
-            pool_method: PoolMethod::default(),
-            threads: DEFAULT_THREADS,
-            subsample: DEFAULT_SUBSAMPLE,
-            conf_interval: DEFAULT_CONF_INTERVAL,
-            frame_message: DEFAULT_FRAME_MESSAGE,
-            results_filename: None,
-            results_format: ResultsFormat::default(),
-            backend: Backend::default(),
-            device_id: DEFAULT_DEVICE_ID,
-            sync: Sync::default(),
-            companions: engine::Companions::default(),
-            window: DEFAULT_WINDOW,
-            model_params: String::new(),
-            extras: engine::Extras::default(),
-        }
-    }
-}
 
 /// Timing of a pushed pair, kept until the engine returns its final scores.
 #[derive(Clone, Copy, Debug)]
@@ -107,14 +49,14 @@ struct FrameMeta {
 /// Pooled frames since some start (the whole run, or the current window).
 #[derive(Default)]
 struct Span {
-    pool: Pool,
+    pool: MetricPool,
     first: Option<FrameMeta>,
     end: Option<gst::ClockTime>,
 }
 
 impl Span {
     fn add(&mut self, meta: FrameMeta, metrics: &[(String, f64)]) {
-        self.pool.add(metrics);
+        self.pool.push(metrics);
         if self.first.is_none() {
             self.first = Some(meta);
         }
@@ -141,8 +83,14 @@ impl Span {
         PooledScores {
             frames: self.pool.frames(),
             pool_method,
-            metrics: self.pool.stats(),
+            metrics: self.stats(),
         }
+    }
+
+    /// Every metric's statistics, in first-seen order.
+    fn stats(&self) -> Vec<(String, MetricStats)> {
+        let stats = self.pool.stats().into_iter();
+        stats.map(|(name, s)| (name, s.into())).collect()
     }
 }
 
@@ -201,16 +149,9 @@ struct State {
     report_frames: Vec<ReportFrame>,
     /// A pad reached EOS: the scorer was flushed and no pair can come until a flush.
     scoring_ended: bool,
-    /// The scorer reads the buffers' luma where it is (`Scorer::takes_host_planes`).
-    host_planes: bool,
-    /// ... and their chroma too (`Scorer::wants_host_chroma`).
-    host_chroma: bool,
-    /// ... and never reads the pictures' own planes on that route (`Scorer::shares_every_frame`):
-    /// MSB-aligned formats (P010) may take it, their planes shifted by the backend.
-    host_msb: bool,
-    /// The pinned-memory allocator offered upstream (CUDA), made by the first ALLOCATION query.
-    #[cfg(feature = "cuda")]
-    pinned: Option<super::host_input::PinnedAllocator>,
+    /// The pinned-memory allocator offered upstream, where the engine's route uses it
+    /// (`Scorer::pinned_memory`: CUDA).
+    pinned: Option<PinnedAllocator>,
     /// The report file, checked (its temporary created) at start; None once written.
     report: Option<report::ReportTarget>,
     eos_done: bool,
@@ -265,291 +206,18 @@ impl ObjectSubclass for VmafGpu {
 
 impl ObjectImpl for VmafGpu {
     fn properties() -> &'static [glib::ParamSpec] {
-        static PROPERTIES: LazyLock<Vec<glib::ParamSpec>> = LazyLock::new(|| {
-            vec![
-                glib::ParamSpecString::builder("model-filename")
-                    .nick("Model")
-                    .blurb(
-                        "VMAF model: a built-in model name (vmaf_v0.6.1, vmaf_v0.6.1neg, \
-                         vmaf_4k_v0.6.1, vmaf_b_v0.6.3) or the path of a libvmaf model JSON file; \
-                         built-in names are tried first",
-                    )
-                    .default_value(Some(DEFAULT_MODEL_FILENAME))
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecBoolean::builder("disable-clip")
-                    .nick("Disable clip")
-                    .blurb("Do not clip the score to the model's range (libvmaf VMAF_MODEL_FLAG_DISABLE_CLIP)")
-                    .default_value(DEFAULT_DISABLE_CLIP)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecBoolean::builder("enable-transform")
-                    .nick("Enable transform")
-                    .blurb(
-                        "Apply the model's score_transform (libvmaf VMAF_MODEL_FLAG_ENABLE_TRANSFORM): \
-                         for vmaf_v0.6.1 and vmaf_v0.6.1neg the phone-viewing polynomial \
-                         p0 + p1*x + p2*x^2, never below the plain score; no effect on models \
-                         without a transform (vmaf_4k_v0.6.1)",
-                    )
-                    .default_value(DEFAULT_ENABLE_TRANSFORM)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecBoolean::builder("phone-model")
-                    .nick("Phone model")
-                    .blurb(
-                        "Score for a phone screen: libvmaf's phone model is vmaf_v0.6.1 with its \
-                         score transform enabled, so this is the same as enable-transform=true \
-                         (as in the vmaf element)",
-                    )
-                    .default_value(DEFAULT_PHONE_MODEL)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecEnum::builder_with_default("pool-method", PoolMethod::default())
-                    .nick("Pool method")
-                    .blurb(
-                        "Statistic that the 'score' field and the plain metric fields of window and \
-                         pooled messages carry (all four are always in the <metric>-min/-max/-mean/\
-                         -harmonic-mean fields)",
-                    )
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecUInt::builder("threads")
-                    .nick("Threads")
-                    .blurb("CPU worker threads of the cpu backend (0 = one per core); scores do not depend on it")
-                    .maximum(i32::MAX as u32)
-                    .default_value(DEFAULT_THREADS)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecUInt::builder("subsample")
-                    .nick("Subsample")
-                    .blurb(
-                        "Score one frame in N (frames 0, N, 2N, ...), as libvmaf --subsample; \
-                         motion still uses every frame",
-                    )
-                    .minimum(1)
-                    .maximum(128)
-                    .default_value(DEFAULT_SUBSAMPLE)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecBoolean::builder("conf-interval")
-                    .nick("Confidence interval")
-                    .blurb(
-                        "Require a bootstrap model collection (e.g. model-filename=vmaf_b_v0.6.3) \
-                         and put its confidence interval into the messages: vmaf_bagging, \
-                         vmaf_stddev, vmaf_ci_p95_lo, vmaf_ci_p95_hi",
-                    )
-                    .default_value(DEFAULT_CONF_INTERVAL)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecBoolean::builder("frame-message")
-                    .nick("Frame messages")
-                    .blurb("Post a 'frame' message for every scored frame (one frame late: motion needs the next frame)")
-                    .default_value(DEFAULT_FRAME_MESSAGE)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecString::builder("results-filename")
-                    .nick("Results file")
-                    .blurb(
-                        "Write libvmaf's report (format: results-format) to this file at EOS, \
-                         through a temporary file beside it (created at start: an unwritable path \
-                         fails the start) renamed into place, symbolic links followed; FIFOs and \
-                         devices (/dev/stdout) are written directly; numbers have 17 significant \
-                         digits (NULL = no report)",
-                    )
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecEnum::builder_with_default("results-format", ResultsFormat::default())
-                    .nick("Results format")
-                    .blurb("Layout of the results-filename report: libvmaf's json, xml or csv")
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecEnum::builder_with_default("backend", Backend::default())
-                    .nick("Backend")
-                    .blurb(
-                        "Where the features are computed; every backend gives the same numbers. \
-                         auto falls back to the CPU with a warning; an explicit GPU backend that \
-                         cannot start is an error",
-                    )
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecUInt::builder("device-id")
-                    .nick("Device")
-                    .blurb("GPU index for GPU backends")
-                    .default_value(DEFAULT_DEVICE_ID)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecEnum::builder_with_default("sync", Sync::default())
-                    .nick("Sync")
-                    .blurb(
-                        "How frames are paired: timestamp = running times within half a frame \
-                         duration; index = arrival order. Frames without a partner are counted, \
-                         never paired with a shifted one",
-                    )
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecUInt::builder("window")
-                    .nick("Window")
-                    .blurb("Post a 'window' message pooling every N scored frames (0 = no window messages)")
-                    .default_value(DEFAULT_WINDOW)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecBoolean::builder("psnr")
-                    .nick("PSNR")
-                    .blurb(
-                        "Also compute PSNR (libvmaf psnr): metrics psnr_y, psnr_cb, psnr_cr \
-                         (luma only for GRAY input); field psnr-y as in the vmaf element",
-                    )
-                    .default_value(DEFAULT_COMPANION)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecBoolean::builder("ssim")
-                    .nick("SSIM")
-                    .blurb("Also compute SSIM (libvmaf float_ssim); field ssim as in the vmaf element")
-                    .default_value(DEFAULT_COMPANION)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecBoolean::builder("ms-ssim")
-                    .nick("MS-SSIM")
-                    .blurb(
-                        "Also compute MS-SSIM (libvmaf float_ms_ssim); field ms-ssim as in the \
-                         vmaf element. Like libvmaf, refused (an error) below 176x176",
-                    )
-                    .default_value(DEFAULT_COMPANION)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecBoolean::builder("ciede")
-                    .nick("CIEDE2000")
-                    .blurb("Also compute CIEDE2000 (libvmaf ciede): metric ciede2000; needs chroma")
-                    .default_value(DEFAULT_COMPANION)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecBoolean::builder("psnr-hvs")
-                    .nick("PSNR-HVS")
-                    .blurb(
-                        "Also compute PSNR-HVS (libvmaf psnr_hvs): metrics psnr_hvs_y, psnr_hvs_cb, \
-                         psnr_hvs_cr, psnr_hvs; needs chroma and at most 12 bits",
-                    )
-                    .default_value(DEFAULT_COMPANION)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecString::builder("model-params")
-                    .nick("Model parameters")
-                    .blurb(
-                        "libvmaf's model feature overloads, as after version=... in vmaf -m: \
-                         <feature>.<option>=<value> separated by ':', e.g. \
-                         cambi.enc_width=1280:cambi.enc_height=720:cambi.enc_bitdepth=8 \
-                         (VMAF v1 measured at 10 bits for an 8-bit encode: cambi.enc_bitdepth=8)",
-                    )
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecBoolean::builder("cambi")
-                    .nick("CAMBI")
-                    .blurb(
-                        "Also compute CAMBI with libvmaf's default options (libvmaf cambi, banding \
-                         of the distorted picture): metric cambi; frames of at least 216 pixels \
-                         in one dimension",
-                    )
-                    .default_value(DEFAULT_COMPANION)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecBoolean::builder("speed-chroma")
-                    .nick("SpEED chroma")
-                    .blurb(
-                        "Also compute SpEED chroma with libvmaf's default options (libvmaf \
-                         speed_chroma): metrics speed_chroma_u, speed_chroma_v, speed_chroma_uv; \
-                         needs chroma",
-                    )
-                    .default_value(DEFAULT_COMPANION)
-                    .mutable_ready()
-                    .build(),
-                glib::ParamSpecBoolean::builder("speed-temporal")
-                    .nick("SpEED temporal")
-                    .blurb(
-                        "Also compute SpEED temporal with libvmaf's default options (libvmaf \
-                         speed_temporal): metric speed_temporal",
-                    )
-                    .default_value(DEFAULT_COMPANION)
-                    .mutable_ready()
-                    .build(),
-            ]
-        });
+        static PROPERTIES: LazyLock<Vec<glib::ParamSpec>> = LazyLock::new(settings::properties);
         PROPERTIES.as_ref()
     }
 
     fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
-        let mut s = self.settings.lock().unwrap();
         let name = pspec.name();
-        match name {
-            "model-filename" => {
-                s.model_filename = value
-                    .get::<Option<String>>()
-                    .expect("type checked upstream")
-                    .unwrap_or_else(|| DEFAULT_MODEL_FILENAME.into())
-            }
-            "disable-clip" => s.disable_clip = value.get().expect("type checked upstream"),
-            "enable-transform" => s.enable_transform = value.get().expect("type checked upstream"),
-            "phone-model" => s.phone_model = value.get().expect("type checked upstream"),
-            "pool-method" => s.pool_method = value.get().expect("type checked upstream"),
-            "threads" => s.threads = value.get().expect("type checked upstream"),
-            "subsample" => s.subsample = value.get().expect("type checked upstream"),
-            "conf-interval" => s.conf_interval = value.get().expect("type checked upstream"),
-            "frame-message" => s.frame_message = value.get().expect("type checked upstream"),
-            "results-filename" => s.results_filename = value.get().expect("type checked upstream"),
-            "results-format" => s.results_format = value.get().expect("type checked upstream"),
-            "backend" => s.backend = value.get().expect("type checked upstream"),
-            "device-id" => s.device_id = value.get().expect("type checked upstream"),
-            "sync" => s.sync = value.get().expect("type checked upstream"),
-            "window" => s.window = value.get().expect("type checked upstream"),
-            "psnr" => s.companions.psnr = value.get().expect("type checked upstream"),
-            "ssim" => s.companions.ssim = value.get().expect("type checked upstream"),
-            "ms-ssim" => s.companions.ms_ssim = value.get().expect("type checked upstream"),
-            "ciede" => s.companions.ciede = value.get().expect("type checked upstream"),
-            "psnr-hvs" => s.companions.psnr_hvs = value.get().expect("type checked upstream"),
-            "model-params" => {
-                s.model_params = value
-                    .get::<Option<String>>()
-                    .expect("type checked upstream")
-                    .unwrap_or_default()
-            }
-            "cambi" => s.extras.cambi = value.get().expect("type checked upstream"),
-            "speed-chroma" => s.extras.speed_chroma = value.get().expect("type checked upstream"),
-            "speed-temporal" => {
-                s.extras.speed_temporal = value.get().expect("type checked upstream")
-            }
-            _ => unimplemented!(),
-        }
+        self.settings.lock().unwrap().set(name, value);
         gst::info!(CAT, imp = self, "{name} set to {:?}", value);
     }
 
     fn property(&self, _id: usize, pspec: &glib::ParamSpec) -> glib::Value {
-        let s = self.settings.lock().unwrap();
-        match pspec.name() {
-            "model-filename" => s.model_filename.to_value(),
-            "disable-clip" => s.disable_clip.to_value(),
-            "enable-transform" => s.enable_transform.to_value(),
-            "phone-model" => s.phone_model.to_value(),
-            "pool-method" => s.pool_method.to_value(),
-            "threads" => s.threads.to_value(),
-            "subsample" => s.subsample.to_value(),
-            "conf-interval" => s.conf_interval.to_value(),
-            "frame-message" => s.frame_message.to_value(),
-            "results-filename" => s.results_filename.to_value(),
-            "results-format" => s.results_format.to_value(),
-            "backend" => s.backend.to_value(),
-            "device-id" => s.device_id.to_value(),
-            "sync" => s.sync.to_value(),
-            "window" => s.window.to_value(),
-            "psnr" => s.companions.psnr.to_value(),
-            "ssim" => s.companions.ssim.to_value(),
-            "ms-ssim" => s.companions.ms_ssim.to_value(),
-            "ciede" => s.companions.ciede.to_value(),
-            "psnr-hvs" => s.companions.psnr_hvs.to_value(),
-            "model-params" => s.model_params.to_value(),
-            "cambi" => s.extras.cambi.to_value(),
-            "speed-chroma" => s.extras.speed_chroma.to_value(),
-            "speed-temporal" => s.extras.speed_temporal.to_value(),
-            _ => unimplemented!(),
-        }
+        self.settings.lock().unwrap().get(pspec.name())
     }
 
     fn constructed(&self) {
@@ -707,7 +375,7 @@ impl VmafGpu {
             enable_transform: s.enable_transform || s.phone_model,
             threads: s.threads as usize,
             subsample: s.subsample,
-            backend: s.backend.engine_kind(),
+            backend: s.backend.into(),
             device_id: s.device_id,
             companions: s.companions,
             model_params,
@@ -818,7 +486,10 @@ impl VmafGpu {
             Err(e @ crate::Error::FrameRefused { .. }) => (s.finish(), Some(e)),
             r => (r, None),
         })?;
-        let (frames, _summary) = r.map_err(|e| {
+        // The engine's summary pools this clip; the pooled message pools every clip since
+        // start (flushing seeks, size changes): `take_scores` feeds the same accumulators frame
+        // by frame (pooling clip summaries again would not be libvmaf's sums).
+        let (frames, _clip_summary) = r.map_err(|e| {
             gst::element_imp_error!(self, gst::LibraryError::Failed, ("VMAF engine failed: {e}"));
             gst::FlowError::Error
         })?;
@@ -933,7 +604,7 @@ impl VmafGpu {
         untimed: bool,
     ) -> Result<gst::FlowSuccess, gst::FlowError> {
         let mut out = Output::default();
-        let (ref_info, dist_info, segment_change, (host_planes, host_chroma, host_msb), on_device) = {
+        let (ref_info, dist_info, segment_change, on_device) = {
             let mut guard = self.state.lock().unwrap();
             let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
             let (Some((_, ri)), Some((_, di))) = (&state.ref_caps, &state.dist_caps) else {
@@ -984,7 +655,6 @@ impl VmafGpu {
                 ri,
                 di,
                 change,
-                (state.host_planes, state.host_chroma, state.host_msb),
                 // Waiting pays off only when a pair's work is short (see below).
                 state.on_device,
             )
@@ -1009,67 +679,15 @@ impl VmafGpu {
             );
         }
 
-        let pushed = {
-            // Zero-copy where the backend reads the buffers' planes where they are (CUDA): the
-            // mapped buffers go to the engine, which holds them until uploaded. MSB-aligned
-            // formats (P010) too where the engine never reads the pictures' planes on that
-            // route: their host planes carry the shift, and the pictures (geometry only) are
-            // mapped as stored instead of shifted on this thread.
-            let msb = InputFormat::of(ref_info.format()).is_some_and(|f| f.shift != 0);
-            let shared = (host_planes && (!msb || host_msb))
-                .then(|| {
-                    host_input::host_planes(&ref_buf, &ref_info, host_chroma)
-                        .zip(host_input::host_planes(&dist_buf, &dist_info, host_chroma))
-                })
-                .flatten();
-            let shift = shared.is_none();
-            let rmap = MappedFrame::map(ref_buf.as_ref(), &ref_info, shift);
-            let dmap = MappedFrame::map(dist_buf.as_ref(), &dist_info, shift);
-            match (rmap, dmap) {
-                (Ok(r), Ok(d)) => match shared {
-                    Some((rh, dh)) => {
-                        let chroma = match (rh.chroma, dh.chroma) {
-                            (Some(HostUv::Planar(reference)), Some(HostUv::Planar(distorted))) => {
-                                Some(HostChroma::Planar {
-                                    reference,
-                                    distorted,
-                                })
-                            }
-                            (
-                                Some(HostUv::Interleaved(reference)),
-                                Some(HostUv::Interleaved(distorted)),
-                            ) => Some(HostChroma::Interleaved {
-                                reference,
-                                distorted,
-                            }),
-                            _ => None,
-                        };
-                        self.with_scorer(|s| {
-                            s.push_shared_with_chroma(
-                                &r.picture(),
-                                &d.picture(),
-                                rh.luma,
-                                dh.luma,
-                                chroma,
-                            )
-                        })?
-                    }
-                    None => {
-                        if host_planes {
-                            gst::debug!(
-                                CAT,
-                                imp = self,
-                                "pair: copy route ({} cannot be read where it is)",
-                                ref_info.format().to_str()
-                            );
-                        }
-                        self.with_scorer(|s| s.push(&r.picture(), &d.picture()))?
-                    }
-                },
-                (Err(e), _) | (_, Err(e)) => {
-                    gst::element_imp_error!(self, gst::StreamError::Format, ("{}", e));
-                    return Err(gst::FlowError::Error);
-                }
+        // Each buffer mapped once; the engine reads the planes where they are or copies them,
+        // as its backend needs.
+        let frames = input::frame_of(&ref_buf, &ref_info)
+            .and_then(|r| Ok((r, input::frame_of(&dist_buf, &dist_info)?)));
+        let pushed = match frames {
+            Ok((r, d)) => self.with_scorer(|s| s.push_frames(r, d))?,
+            Err(e) => {
+                gst::element_imp_error!(self, gst::StreamError::Format, ("{}", e));
+                return Err(gst::FlowError::Error);
             }
         };
         let frames = pushed.map_err(|e| {
@@ -1086,35 +704,8 @@ impl VmafGpu {
             );
             gst::FlowError::Error
         })?;
-        // Live, with a pair's whole work on a GPU (Scorer::computes_on_device): frame n-1 is
-        // final once pair n is computed (motion needs the next frame), about a millisecond
-        // after pair n arrived, and this thread has nothing else to do until the next pair:
-        // wait for it, so that its message goes out now instead of with the next pair (a frame
-        // period later). Not where part of the work is on the CPU (the CPU backend; HIP's
-        // companion metrics), whose work per pair is long: waiting would serialise the pairs.
         let frames = if on_device && self.obj().latency().is_some() {
-            let mut frames = frames;
-            match self.with_scorer(|s| s.poll(true))? {
-                Ok(more) => {
-                    gst::debug!(
-                        CAT,
-                        imp = self,
-                        "live: waited for the pair's GPU work, {} frame(s) final",
-                        frames.len() + more.len()
-                    );
-                    frames.extend(more)
-                }
-                Err(e) => {
-                    self.finish_before_refused(&e);
-                    gst::element_imp_error!(
-                        self,
-                        gst::LibraryError::Failed,
-                        ("Cannot score this frame pair: {e}")
-                    );
-                    return Err(gst::FlowError::Error);
-                }
-            }
-            frames
+            self.wait_live(frames)?
         } else {
             frames
         };
@@ -1126,6 +717,39 @@ impl VmafGpu {
         }
         self.post(out);
         self.push_dist(dist_buf)
+    }
+
+    /// Live, with a pair's whole work on a GPU (Scorer::computes_on_device): frame n-1 is
+    /// final once pair n is computed (motion needs the next frame), about a millisecond
+    /// after pair n arrived, and this thread has nothing else to do until the next pair:
+    /// wait for it, so that its message goes out now instead of with the next pair (a frame
+    /// period later). Not where part of the work is on the CPU (the CPU backend; HIP's
+    /// companion metrics), whose work per pair is long: waiting would serialise the pairs.
+    fn wait_live(
+        &self,
+        mut frames: Vec<engine::FrameScores>,
+    ) -> Result<Vec<engine::FrameScores>, gst::FlowError> {
+        match self.with_scorer(|s| s.poll(true))? {
+            Ok(more) => {
+                gst::debug!(
+                    CAT,
+                    imp = self,
+                    "live: waited for the pair's GPU work, {} frame(s) final",
+                    frames.len() + more.len()
+                );
+                frames.extend(more)
+            }
+            Err(e) => {
+                self.finish_before_refused(&e);
+                gst::element_imp_error!(
+                    self,
+                    gst::LibraryError::Failed,
+                    ("Cannot score this frame pair: {e}")
+                );
+                return Err(gst::FlowError::Error);
+            }
+        }
+        Ok(frames)
     }
 
     /// A frame refused for its samples (at its push, or after it on a backend that checks on
@@ -1234,7 +858,7 @@ impl VmafGpu {
                 }
                 _ => f64::NAN,
             };
-            let pooled_stats = state.total.pool.stats();
+            let pooled_stats = state.total.stats();
             let (width, height) = state.geometry.map_or((0, 0), |g| (g.width, g.height));
             let report = Report {
                 version: REPORT_VERSION,
@@ -1270,36 +894,20 @@ impl VmafGpu {
 }
 
 impl VmafGpu {
-    #[cfg(feature = "cuda")]
-    /// Offer the pinned pool in `query` (with CUDA as the backend); whether it did.
+    /// Offer the pinned pool in `query` (where the engine's route uses it); whether it did.
     fn propose_pinned(
         &self,
         pad: &gst_base::AggregatorPad,
         query: &mut gst::query::Allocation,
     ) -> bool {
         let allocator = {
-            let mut guard = self.state.lock().unwrap();
-            let Some(state) = guard.as_mut() else {
-                return false;
-            };
-            if !state.host_planes {
-                return false;
-            }
-            match &state.pinned {
-                Some(a) => a.clone(),
-                None => match host_input::PinnedAllocator::new(state.settings.device_id) {
-                    Ok(a) => {
-                        state.pinned = Some(a.clone());
-                        a
-                    }
-                    Err(e) => {
-                        gst::warning!(CAT, imp = self, "no pinned buffer pool: {e}");
-                        return false;
-                    }
-                },
+            let guard = self.state.lock().unwrap();
+            match guard.as_ref().and_then(|s| s.pinned.clone()) {
+                Some(a) => a,
+                None => return false,
             }
         };
-        match host_input::propose_pinned(&allocator, query) {
+        match input::propose_pinned(&allocator, query) {
             Ok(true) => {
                 gst::debug!(CAT, obj = pad, "offered a pool of pinned buffers");
                 true
@@ -1361,26 +969,23 @@ impl AggregatorImpl for VmafGpu {
         let on_device = scorer.computes_on_device();
         let model_name = scorer.model_name().to_string();
         let needs_chroma = scorer.needs_chroma();
-        let host_planes = scorer.takes_host_planes();
-        let host_chroma = scorer.wants_host_chroma();
-        // VMAFGPU_HOST_MSB=0: P010 takes the copy route (shifted here), for measurements.
-        let host_msb =
-            scorer.shares_every_frame() && std::env::var("VMAFGPU_HOST_MSB").as_deref() != Ok("0");
-        gst::info!(
-            CAT,
-            imp = self,
-            "scoring with model {model_name} on backend {backend_name}"
-        );
         gst::debug!(
             CAT,
             imp = self,
             "input route: {}",
-            match (host_planes, host_chroma) {
-                (false, _) => "planes copied by the engine",
-                (true, false) => "luma read where it is (zero-copy)",
-                (true, true) => "luma and chroma read where they are (zero-copy)",
+            if scorer.takes_host_planes() {
+                "planes read where they are (zero-copy)"
+            } else {
+                "planes copied by the engine"
             }
         );
+        let pinned = match scorer.pinned_memory() {
+            Ok(m) => m.map(PinnedAllocator::new),
+            Err(e) => {
+                gst::warning!(CAT, imp = self, "no pinned buffer pool: {e}");
+                None
+            }
+        };
         if settings.backend == Backend::Auto
             && backend_name == "cpu"
             && (cfg!(feature = "cuda") || cfg!(feature = "hip"))
@@ -1435,11 +1040,7 @@ impl AggregatorImpl for VmafGpu {
             window: Span::default(),
             report_frames: Vec::new(),
             scoring_ended: false,
-            host_planes,
-            host_chroma,
-            host_msb,
-            #[cfg(feature = "cuda")]
-            pinned: None,
+            pinned,
             report: report_target,
             eos_done: false,
             started: None,
@@ -1737,7 +1338,8 @@ impl AggregatorImpl for VmafGpu {
         }
     }
 
-    /// With CUDA, offer upstream a pool of pinned buffers (see `host_input::propose_pinned`):
+    /// Where the engine uses it (CUDA), offer upstream a pool of pinned buffers (see
+    /// `input::propose_pinned`):
     /// frames a decoder writes into them are uploaded by DMA with no host copy.
     fn propose_allocation(
         &self,
@@ -1745,7 +1347,6 @@ impl AggregatorImpl for VmafGpu {
         decide_query: Option<&gst::query::Allocation>,
         query: &mut gst::query::Allocation,
     ) -> Result<(), gst::LoggableError> {
-        #[cfg(feature = "cuda")]
         self.propose_pinned(pad, query);
         self.parent_propose_allocation(pad, decide_query, query)
     }
@@ -1756,7 +1357,6 @@ impl AggregatorImpl for VmafGpu {
         // Pinned buffers for the GPU, answered here: the aggregator's default refuses ALLOCATION
         // until its src pad is negotiated (after the first frames), and a decoder asks before
         // its first frame.
-        #[cfg(feature = "cuda")]
         if let (true, QueryViewMut::Allocation(q)) = (is_ref, query.view_mut())
             && self.propose_pinned(pad, q)
         {
@@ -1805,7 +1405,6 @@ impl AggregatorImpl for VmafGpu {
             }
             // The distorted frames pass through: downstream's pool first; where downstream
             // offers none, pinned buffers for the GPU (as on ref_sink).
-            #[cfg(feature = "cuda")]
             QueryViewMut::Allocation(q) if !is_ref => {
                 let answered = self.obj().src_pad().peer_query(q);
                 if q.allocation_pools().len() == 0 {

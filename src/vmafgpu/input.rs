@@ -1,10 +1,19 @@
-//! From GStreamer video frames to the engine's [`Picture`]: the caps formats the element
-//! accepts and how each one's planes are read at its real bit depth.
+//! From GStreamer video frames to the engine's [`engine::Frame`]: the caps formats the element
+//! accepts, how each one's planes are read at its real bit depth ([`frame_of`]: each buffer
+//! mapped once, its planes read where they are), and the pool of pinned buffers offered
+//! upstream in the ALLOCATION query ([`propose_pinned`]) where the engine's backend can use
+//! them, so that a decoder writes its frames straight into memory the GPU copies from by DMA.
 
+use std::sync::Arc;
+
+use gst::glib;
+use gst::prelude::*;
+use gst::subclass::prelude::*;
 use gst_video::VideoFormat;
 use gst_video::prelude::*;
 
-use crate::picture::{Chroma, ChromaFormat, Picture, PlaneRef};
+use crate::engine::{self, HostBytes, HostPlane, HostUv};
+use crate::picture::ChromaFormat;
 
 /// The raw formats of the sink pads (and the src pad, which passes the distorted frames on).
 pub const FORMATS: &[VideoFormat] = &[
@@ -104,108 +113,188 @@ impl InputFormat {
     }
 }
 
-/// A mapped frame plus, for MSB-aligned formats, its planes shifted down to `bpc` bits (unless
-/// mapped as stored: see [`MappedFrame::map`]).
-pub struct MappedFrame<'a> {
-    frame: gst_video::VideoFrameRef<&'a gst::BufferRef>,
-    format: InputFormat,
-    /// Shifted copies of plane 0 and plane 1 (P010 only), with their strides.
-    shifted: Option<[(Vec<u8>, usize); 2]>,
+/// One plane of a readable mapping of a buffer (the mapping holds a reference to the buffer):
+/// its bytes stay valid and unchanged while the mapping lives.
+struct MappedPlane(
+    Arc<gst_video::VideoFrame<gst_video::video_frame::Readable>>,
+    u32,
+);
+
+// SAFETY: plane_data(n) is computed from the mapping's fixed pointer and the frame's fixed
+// info: the same slice on every call. The mapping lives as long as the value (the Arc), and a
+// buffer that has been pushed (we hold a reference) is not written by its producer until
+// released.
+unsafe impl HostBytes for MappedPlane {
+    fn host_bytes(&self) -> &[u8] {
+        self.0.plane_data(self.1).unwrap_or(&[])
+    }
 }
 
-/// Copy `rows` rows of `samples` little-endian 16-bit samples, each shifted right by `shift`.
-fn shift_plane(
-    data: &[u8],
-    stride: usize,
-    samples: usize,
-    rows: usize,
-    shift: u8,
-) -> (Vec<u8>, usize) {
-    let out_stride = samples * 2;
-    let mut out = vec![0u8; out_stride * rows];
-    for (y, o) in out.chunks_exact_mut(out_stride).enumerate() {
-        let start = y * stride;
-        let row = data.get(start..start + out_stride).unwrap_or(&[]);
-        for (o, c) in o.chunks_exact_mut(2).zip(row.chunks_exact(2)) {
-            o.copy_from_slice(&(u16::from_le_bytes([c[0], c[1]]) >> shift).to_le_bytes());
+/// The engine's frame of `buffer` (caps `info`): its luma and chroma planes where they are, in
+/// one readable mapping that the planes keep alive (the engine reads them there or copies them,
+/// as its backend needs; it holds them until it no longer reads them). Chroma at libvmaf's
+/// chroma size; none for gray. The planes of MSB-aligned formats (P010) carry their shift
+/// ([`HostPlane::with_shift`]).
+pub fn frame_of(
+    buffer: &gst::Buffer,
+    info: &gst_video::VideoInfo,
+) -> Result<engine::Frame<'static>, String> {
+    let (format, luma, chroma) = planes_of(buffer, info)?;
+    engine::Frame::host(format, luma, chroma).map_err(|e| e.to_string())
+}
+
+/// The planes of [`frame_of`], with the picture's chroma format.
+fn planes_of(
+    buffer: &gst::Buffer,
+    info: &gst_video::VideoInfo,
+) -> Result<(ChromaFormat, HostPlane, HostUv), String> {
+    let format = InputFormat::of(info.format())
+        .ok_or_else(|| format!("unsupported format {}", info.format().to_str()))?;
+    let frame =
+        gst_video::VideoFrame::from_buffer_readable(buffer.clone(), info).map_err(|_| {
+            format!(
+                "cannot map a {}x{} {} frame",
+                info.width(),
+                info.height(),
+                info.format().to_str()
+            )
+        })?;
+    let (w, h) = (frame.width() as usize, frame.height() as usize);
+    let strides: Vec<i32> = frame.plane_stride().to_vec();
+    let frame = Arc::new(frame);
+    let plane = |index: u32, (pw, ph): (usize, usize)| -> Result<HostPlane, String> {
+        let stride = strides
+            .get(index as usize)
+            .and_then(|&s| usize::try_from(s).ok())
+            .ok_or_else(|| format!("plane {index}: stride {:?}", strides.get(index as usize)))?;
+        let owner: Arc<dyn HostBytes> = Arc::new(MappedPlane(Arc::clone(&frame), index));
+        HostPlane::new(owner, 0, stride, pw, ph, format.bpc)
+            .and_then(|p| p.with_shift(format.shift))
+            .map_err(|e| format!("plane {index}: {e}"))
+    };
+    let luma = plane(0, (w, h))?;
+    let size = format
+        .chroma
+        .libvmaf_chroma_size(w, h)
+        .filter(|&(cw, ch)| cw > 0 && ch > 0);
+    let chroma = match (size, format.chroma_planes()) {
+        (Some((cw, ch)), ChromaPlanes::Planar(u, v)) => {
+            HostUv::Planar([plane(u, (cw, ch))?, plane(v, (cw, ch))?])
         }
-    }
-    (out, out_stride)
+        (Some((cw, ch)), ChromaPlanes::Interleaved(uv)) => {
+            HostUv::Interleaved(plane(uv, (2 * cw, ch))?)
+        }
+        _ => HostUv::None,
+    };
+    Ok((format.chroma, luma, chroma))
 }
 
-impl<'a> MappedFrame<'a> {
-    /// Map `buffer` readable with `info`. With `shift` false, the planes of an MSB-aligned
-    /// format (P010) are left as stored: the picture then gives the geometry but not the
-    /// samples (for the zero-copy route, whose host planes carry the shift).
-    pub fn map(
-        buffer: &'a gst::BufferRef,
-        info: &gst_video::VideoInfo,
-        shift: bool,
-    ) -> Result<Self, String> {
-        let format = InputFormat::of(info.format())
-            .ok_or_else(|| format!("unsupported format {}", info.format().to_str()))?;
-        let frame =
-            gst_video::VideoFrameRef::from_buffer_ref_readable(buffer, info).map_err(|e| {
-                format!(
-                    "cannot map a {}x{} {} frame: {e}",
-                    info.width(),
-                    info.height(),
-                    info.format().to_str()
-                )
-            })?;
-        let shifted = if shift && format.shift > 0 {
-            let (w, h) = (info.width() as usize, info.height() as usize);
-            let (cw, ch) = format.chroma.chroma_size(w, h).unwrap_or((0, 0));
-            let strides = frame.plane_stride();
-            let p0 = frame.plane_data(0).map_err(|e| e.to_string())?;
-            let p1 = frame.plane_data(1).map_err(|e| e.to_string())?;
-            Some([
-                shift_plane(p0, strides[0] as usize, w, h, format.shift),
-                shift_plane(p1, strides[1] as usize, 2 * cw, ch, format.shift),
-            ])
-        } else {
-            None
-        };
-        Ok(MappedFrame {
-            frame,
-            format,
-            shifted,
-        })
+/// Buffers the pool keeps ready (the element holds a few frames: pairing, frames in flight
+/// on the GPU, the previous reference for motion). The pool grows beyond this on demand
+/// (no maximum), so upstream never waits for the element.
+const MIN_BUFFERS: u32 = 8;
+
+mod imp {
+    use std::sync::OnceLock;
+
+    use gst::glib;
+    use gst::glib::translate::IntoGlibPtr;
+    use gst::subclass::prelude::*;
+
+    use crate::engine::PinnedMemory;
+
+    #[derive(Default)]
+    pub struct PinnedAllocator {
+        pub memory: OnceLock<PinnedMemory>,
     }
 
-    fn plane(&self, plane: u32) -> PlaneRef<'_> {
-        if let Some(sh) = &self.shifted {
-            let (data, stride) = &sh[plane as usize];
-            return PlaneRef {
-                data,
-                stride: *stride,
+    #[glib::object_subclass]
+    impl ObjectSubclass for PinnedAllocator {
+        const NAME: &'static str = "GstVmafGpuPinnedAllocator";
+        type Type = super::PinnedAllocator;
+        type ParentType = gst::Allocator;
+    }
+
+    impl ObjectImpl for PinnedAllocator {}
+    impl GstObjectImpl for PinnedAllocator {}
+
+    // SAFETY: alloc returns a new, owned GstMemory (from_mut_slice) or null on failure.
+    unsafe impl AllocatorImpl for PinnedAllocator {
+        unsafe fn alloc(
+            &self,
+            size: usize,
+            params: &gst::AllocationParams,
+        ) -> *mut gst::ffi::GstMemory {
+            let Some(memory) = self.memory.get() else {
+                return std::ptr::null_mut();
             };
-        }
-        PlaneRef {
-            data: self.frame.plane_data(plane).unwrap_or(&[]),
-            stride: self.frame.plane_stride()[plane as usize].max(0) as usize,
+            let (prefix, padding) = (params.prefix(), params.padding());
+            let Some(total) = size
+                .checked_add(prefix)
+                .and_then(|s| s.checked_add(padding))
+            else {
+                return std::ptr::null_mut();
+            };
+            // Page-aligned, which satisfies any alignment a pool asks for (below 4 KiB).
+            let Ok(buf) = memory.alloc(total) else {
+                return std::ptr::null_mut();
+            };
+            let mut mem = gst::Memory::from_mut_slice(buf);
+            if (prefix > 0 || padding > 0)
+                && let Some(m) = mem.get_mut()
+            {
+                m.resize(prefix..prefix + size);
+            }
+            // Hands our reference to the caller, as alloc must.
+            mem.into_glib_ptr()
         }
     }
+}
 
-    /// The engine's view of the frame.
-    pub fn picture(&self) -> Picture<'_> {
-        let chroma = match self.format.layout {
-            Layout::Gray => Chroma::None,
-            Layout::Planar { u, v } => Chroma::Planar {
-                u: self.plane(u),
-                v: self.plane(v),
-            },
-            Layout::Interleaved => Chroma::Interleaved { uv: self.plane(1) },
-        };
-        Picture {
-            width: self.frame.width() as usize,
-            height: self.frame.height() as usize,
-            bpc: self.format.bpc,
-            format: self.format.chroma,
-            luma: self.plane(0),
-            chroma,
-        }
+glib::wrapper! {
+    /// A GStreamer allocator of the engine's pinned (page-locked) host memory
+    /// ([`engine::Scorer::pinned_memory`]).
+    pub struct PinnedAllocator(ObjectSubclass<imp::PinnedAllocator>)
+        @extends gst::Allocator, gst::Object;
+}
+
+impl PinnedAllocator {
+    pub fn new(memory: engine::PinnedMemory) -> PinnedAllocator {
+        let a: PinnedAllocator = glib::Object::new();
+        let _ = a.imp().memory.set(memory);
+        a
     }
+}
+
+/// Answer an ALLOCATION query: a video buffer pool whose memory is `allocator`'s (pinned),
+/// with video meta (custom strides), and the allocator itself for producers that keep their
+/// own pool. MSB-aligned formats (P010) too: the backend uploads their luma as stored and
+/// shifts it on the GPU (the companion metrics' planes are shifted while staged).
+pub fn propose_pinned(
+    allocator: &PinnedAllocator,
+    query: &mut gst::query::Allocation,
+) -> Result<bool, String> {
+    let (caps, need_pool) = query.get_owned();
+    let Some(caps) = caps else {
+        return Ok(false);
+    };
+    let info = gst_video::VideoInfo::from_caps(&caps).map_err(|e| e.to_string())?;
+    if InputFormat::of(info.format()).is_none() {
+        return Ok(false);
+    }
+    let size = u32::try_from(info.size()).map_err(|e| e.to_string())?;
+    if need_pool {
+        let pool = gst_video::VideoBufferPool::new();
+        let mut config = pool.config();
+        config.set_params(Some(&caps), size, MIN_BUFFERS, 0);
+        config.set_allocator(Some(allocator), None);
+        config.add_option(gst_video::BUFFER_POOL_OPTION_VIDEO_META);
+        pool.set_config(config).map_err(|e| e.to_string())?;
+        query.add_allocation_pool(Some(&pool), size, MIN_BUFFERS, 0);
+    }
+    query.add_allocation_param(Some(allocator), gst::AllocationParams::default());
+    query.add_allocation_meta::<gst_video::VideoMeta>(None);
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -300,14 +389,16 @@ mod tests {
                 plane.copy_from_slice(&src[..len]);
             }
         }
-        let mapped = MappedFrame::map(buffer.as_ref(), &info, true).unwrap();
-        let pic = mapped.picture();
+        // The planes the engine gets (one mapping), read back as it reads them: P010's
+        // through their shift.
+        let (chroma_format, luma_plane, chroma) = planes_of(&buffer, &info).unwrap();
+        assert_eq!(chroma_format, r.chroma, "{format:?}");
+        assert_eq!(luma_plane.shift(), r.shift, "{format:?}");
         assert_eq!(
-            (pic.width, pic.height, pic.bpc),
+            (luma_plane.width(), luma_plane.height(), luma_plane.bpc()),
             (w as usize, h as usize, r.bpc)
         );
-        let mut luma = OwnedPlane::default();
-        pic.copy_luma(&mut luma).unwrap();
+        let luma: OwnedPlane = luma_plane.to_owned_plane();
         for y in 0..h {
             for x in 0..w {
                 assert_eq!(
@@ -317,9 +408,27 @@ mod tests {
                 );
             }
         }
-        let (mut u, mut v) = (OwnedPlane::default(), OwnedPlane::default());
-        if pic.copy_chroma(&mut u, &mut v).unwrap() {
+        let uv = match chroma {
+            HostUv::Planar([hu, hv]) => Some((hu.to_owned_plane(), hv.to_owned_plane())),
+            HostUv::Interleaved(uv) => {
+                let uv = uv.to_owned_plane();
+                let half = |k: usize| OwnedPlane {
+                    data: uv.data.iter().skip(k).step_by(2).copied().collect(),
+                    width: uv.width / 2,
+                    height: uv.height,
+                    bpc: uv.bpc,
+                };
+                Some((half(0), half(1)))
+            }
+            HostUv::None => None,
+        };
+        if let Some((u, v)) = uv {
             let (sw, sh) = (finfo.w_sub()[1], finfo.h_sub()[1]);
+            assert_eq!(
+                (u.width, u.height),
+                r.chroma.chroma_size(w as usize, h as usize).unwrap(),
+                "{format:?}"
+            );
             for y in 0..u.height as u32 {
                 for x in 0..u.width as u32 {
                     // GStreamer packs the chroma of the first pixel of each subsampled block
@@ -339,32 +448,7 @@ mod tests {
         } else {
             assert_eq!(r.chroma, ChromaFormat::Gray);
         }
-
-        // The zero-copy route's planes (the buffer mapped as stored) read back the same
-        // samples: P010's through their shift.
-        use super::super::host_input::{HostUv, host_planes};
-        let host = host_planes(&buffer, &info, true).expect("host planes");
-        assert_eq!(host.luma.shift(), r.shift, "{format:?}");
-        assert_eq!(
-            host.luma.to_owned_plane().data,
-            luma.data,
-            "{format:?} host luma"
-        );
-        let (mut u, mut v) = (OwnedPlane::default(), OwnedPlane::default());
-        let has_chroma = pic.copy_chroma_libvmaf(&mut u, &mut v).unwrap();
-        match host.chroma {
-            Some(HostUv::Planar([hu, hv])) => {
-                assert_eq!(hu.to_owned_plane().data, u.data, "{format:?} host u");
-                assert_eq!(hv.to_owned_plane().data, v.data, "{format:?} host v");
-            }
-            Some(HostUv::Interleaved(uv)) => {
-                let uv = uv.to_owned_plane().data;
-                let half = |k: usize| uv.iter().skip(k).step_by(2).copied().collect::<Vec<_>>();
-                assert_eq!(half(0), u.data, "{format:?} host uv (u)");
-                assert_eq!(half(1), v.data, "{format:?} host uv (v)");
-            }
-            None => assert!(!has_chroma, "{format:?}: host planes lack the chroma"),
-        }
+        assert!(frame_of(&buffer, &info).is_ok(), "{format:?}");
     }
 
     #[test]

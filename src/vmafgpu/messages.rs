@@ -24,6 +24,7 @@ use std::fmt;
 use gst::glib;
 
 use super::PoolMethod;
+use crate::model::PooledStats;
 
 /// Name of the structure of every message `vmafgpu` posts.
 pub const MESSAGE_NAME: &str = "VMAF";
@@ -307,11 +308,29 @@ pub struct MetricStats {
 impl MetricStats {
     /// The statistic `method` selects.
     pub fn get(&self, method: PoolMethod) -> f64 {
-        match method {
-            PoolMethod::Min => self.min,
-            PoolMethod::Max => self.max,
-            PoolMethod::Mean => self.mean,
-            PoolMethod::HarmonicMean => self.harmonic_mean,
+        PooledStats::from(*self).get(method.into())
+    }
+}
+
+/// The engine's pooled values are the message's statistics.
+impl From<PooledStats> for MetricStats {
+    fn from(s: PooledStats) -> Self {
+        MetricStats {
+            min: s.min,
+            max: s.max,
+            mean: s.mean,
+            harmonic_mean: s.harmonic_mean,
+        }
+    }
+}
+
+impl From<MetricStats> for PooledStats {
+    fn from(s: MetricStats) -> Self {
+        PooledStats {
+            min: s.min,
+            max: s.max,
+            mean: s.mean,
+            harmonic_mean: s.harmonic_mean,
         }
     }
 }
@@ -396,12 +415,7 @@ impl PooledScores {
 
 /// The `nick` of a pool method, as in the `pool-method` property and the `vmaf` element.
 pub fn pool_method_nick(m: PoolMethod) -> &'static str {
-    match m {
-        PoolMethod::Min => "min",
-        PoolMethod::Max => "max",
-        PoolMethod::Mean => "mean",
-        PoolMethod::HarmonicMean => "harmonic_mean",
-    }
+    crate::model::PoolMethod::from(m).name()
 }
 
 fn pool_method_from_nick(s: &str) -> Option<PoolMethod> {

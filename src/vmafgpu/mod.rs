@@ -52,12 +52,12 @@
 use gst::glib;
 use gst::prelude::*;
 
-mod host_input;
 mod imp;
 mod input;
 pub mod messages;
 mod pairing;
 pub mod report;
+mod settings;
 
 use crate::engine;
 
@@ -100,6 +100,28 @@ pub enum PoolMethod {
         nick = "harmonic_mean"
     )]
     HarmonicMean = 4,
+}
+
+impl From<PoolMethod> for crate::model::PoolMethod {
+    fn from(m: PoolMethod) -> Self {
+        match m {
+            PoolMethod::Min => crate::model::PoolMethod::Min,
+            PoolMethod::Max => crate::model::PoolMethod::Max,
+            PoolMethod::Mean => crate::model::PoolMethod::Mean,
+            PoolMethod::HarmonicMean => crate::model::PoolMethod::HarmonicMean,
+        }
+    }
+}
+
+impl From<crate::model::PoolMethod> for PoolMethod {
+    fn from(m: crate::model::PoolMethod) -> Self {
+        match m {
+            crate::model::PoolMethod::Min => PoolMethod::Min,
+            crate::model::PoolMethod::Max => PoolMethod::Max,
+            crate::model::PoolMethod::Mean => PoolMethod::Mean,
+            crate::model::PoolMethod::HarmonicMean => PoolMethod::HarmonicMean,
+        }
+    }
 }
 
 /// Format of the `results-filename` report (values and nicks as in the `vmaf` element).
@@ -146,34 +168,41 @@ pub enum Sync {
     Index = 1,
 }
 
-/// Declares [`Backend`] and its mapping to the engine's backend kind: a backend is one line.
-macro_rules! backends {
-    ($( $(#[$attr:meta])* $variant:ident = $value:literal, $nick:tt, $desc:tt, $kind:ident; )*) => {
-        /// Where the features are computed (the `backend` property).
-        #[derive(Debug, Eq, PartialEq, Hash, Clone, Copy, Default, glib::Enum)]
-        #[repr(u32)]
-        #[enum_type(name = "GstVmafGpuBackend")]
-        #[non_exhaustive]
-        pub enum Backend {
-            #[default]
-            $( $(#[$attr])* #[enum_value(name = $desc, nick = $nick)] $variant = $value, )*
-        }
-
-        impl Backend {
-            pub(crate) fn engine_kind(self) -> engine::BackendKind {
-                match self {
-                    $( $(#[$attr])* Backend::$variant => engine::BackendKind::$kind, )*
-                }
-            }
-        }
-    };
+/// Where the features are computed (the `backend` property).
+#[derive(Debug, Eq, PartialEq, Hash, Clone, Copy, Default, glib::Enum)]
+#[repr(u32)]
+#[enum_type(name = "GstVmafGpuBackend")]
+#[non_exhaustive]
+pub enum Backend {
+    #[default]
+    #[enum_value(
+        name = "Auto: the first GPU backend that works, else the CPU (with a warning)",
+        nick = "auto"
+    )]
+    Auto = 0,
+    #[enum_value(name = "Cpu: the fixed-point reference on CPU threads", nick = "cpu")]
+    Cpu = 1,
+    #[enum_value(
+        name = "Cuda: an NVIDIA GPU through the CUDA driver (device-id selects it); an error if the driver or the GPU is missing",
+        nick = "cuda"
+    )]
+    Cuda = 2,
+    #[enum_value(
+        name = "Hip: an AMD GPU through ROCm (device-id selects it); an error if ROCm or the GPU is missing",
+        nick = "hip"
+    )]
+    Hip = 3,
 }
 
-backends! {
-    Auto = 0, "auto", "Auto: the first GPU backend that works, else the CPU (with a warning)", Auto;
-    Cpu = 1, "cpu", "Cpu: the fixed-point reference on CPU threads", Cpu;
-    Cuda = 2, "cuda", "Cuda: an NVIDIA GPU through the CUDA driver (device-id selects it); an error if the driver or the GPU is missing", Cuda;
-    Hip = 3, "hip", "Hip: an AMD GPU through ROCm (device-id selects it); an error if ROCm or the GPU is missing", Hip;
+impl From<Backend> for engine::BackendKind {
+    fn from(b: Backend) -> Self {
+        match b {
+            Backend::Auto => engine::BackendKind::Auto,
+            Backend::Cpu => engine::BackendKind::Cpu,
+            Backend::Cuda => engine::BackendKind::Cuda,
+            Backend::Hip => engine::BackendKind::Hip,
+        }
+    }
 }
 
 /// The element description `gst-inspect-1.0 vmafgpu` shows: what it does and the message schema.

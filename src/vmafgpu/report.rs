@@ -1,7 +1,5 @@
-//! Pooling and report files.
+//! Report files.
 //!
-//! [`Pool`] pools per-frame metrics exactly as libvmaf does (running sum, sum of reciprocals,
-//! min, max, in frame order), so pooled numbers equal libvmaf's bit for bit.
 //! [`Report`] renders libvmaf's JSON, XML and CSV report layouts (`libvmaf/src/output.c`): the
 //! same keys, frame numbering and `pooled_metrics`, except that numbers carry 17 significant
 //! digits (`%.17g`, enough to read back the exact `f64`) where libvmaf prints 6 decimals.
@@ -9,91 +7,11 @@
 //! place (through symbolic links; FIFOs and devices directly), so a crash never leaves a
 //! half-written report.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::messages::MetricStats;
-
-/// Running min / max / sum / sum of reciprocals of one metric.
-#[derive(Clone, Copy, Debug, Default)]
-struct Acc {
-    n: u64,
-    sum: f64,
-    i_sum: f64,
-    min: f64,
-    max: f64,
-}
-
-impl Acc {
-    // libvmaf 3.2.0 libvmaf/src/libvmaf.c: vmaf_feature_score_pooled: frames in index order,
-    // `sum += s; i_sum += 1. / (s + 1.);` min/max seeded by the first frame;
-    // mean = sum / n, harmonic mean = n / i_sum - 1.0.
-    fn add(&mut self, s: f64) {
-        if self.n == 0 || s < self.min {
-            self.min = s;
-        }
-        if self.n == 0 || s > self.max {
-            self.max = s;
-        }
-        self.n += 1;
-        self.sum += s;
-        self.i_sum += 1. / (s + 1.);
-    }
-
-    fn stats(&self) -> MetricStats {
-        let n = self.n as f64;
-        MetricStats {
-            min: self.min,
-            max: self.max,
-            mean: self.sum / n,
-            harmonic_mean: n / self.i_sum - 1.0,
-        }
-    }
-}
-
-/// Pools every metric of a sequence of frames (libvmaf's definition).
-#[derive(Clone, Debug, Default)]
-pub struct Pool {
-    frames: u64,
-    order: Vec<String>,
-    index: HashMap<String, usize>,
-    accs: Vec<Acc>,
-}
-
-impl Pool {
-    /// Add one frame's metrics (in frame order).
-    pub fn add(&mut self, metrics: &[(String, f64)]) {
-        self.frames += 1;
-        for (name, v) in metrics {
-            let i = match self.index.get(name) {
-                Some(&i) => i,
-                None => {
-                    self.order.push(name.clone());
-                    self.accs.push(Acc::default());
-                    self.index.insert(name.clone(), self.accs.len() - 1);
-                    self.accs.len() - 1
-                }
-            };
-            self.accs[i].add(*v);
-        }
-    }
-
-    /// Frames added.
-    pub fn frames(&self) -> u64 {
-        self.frames
-    }
-
-    /// Statistics of every metric, in first-seen order.
-    pub fn stats(&self) -> Vec<(String, MetricStats)> {
-        self.order
-            .iter()
-            .zip(&self.accs)
-            .map(|(n, a)| (n.clone(), a.stats()))
-            .collect()
-    }
-}
 
 /// Format `x` like C's `printf("%.17g", x)`: 17 significant digits, trailing zeros removed,
 /// exponent form below 1e-4 and from 1e17. 17 digits always read back to the same `f64`.
@@ -491,6 +409,7 @@ pub fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
 #[allow(clippy::excessive_precision)]
 mod tests {
     use super::*;
+    use crate::model::pool::MetricPool;
 
     #[test]
     fn g17_matches_printf() {
@@ -566,7 +485,7 @@ mod tests {
         ] {
             let v: serde_json::Value =
                 serde_json::from_str(&std::fs::read_to_string(dir.join(name)).unwrap()).unwrap();
-            let mut pool = Pool::default();
+            let mut pool = MetricPool::new();
             for f in v["frames"].as_array().unwrap() {
                 let m: Vec<(String, f64)> = f["metrics"]
                     .as_object()
@@ -574,7 +493,7 @@ mod tests {
                     .iter()
                     .map(|(k, v)| (k.clone(), v.as_f64().unwrap()))
                     .collect();
-                pool.add(&m);
+                pool.push(&m);
             }
             for (metric, st) in pool.stats() {
                 let want = &v["pooled_metrics"][&metric];
@@ -610,11 +529,12 @@ mod tests {
                 metrics: vec![("integer_adm2".into(), 0.25), ("vmaf".into(), 40.0)],
             },
         ];
-        let mut pool = Pool::default();
+        let mut pool = MetricPool::new();
         for f in &frames {
-            pool.add(&f.metrics);
+            pool.push(&f.metrics);
         }
-        (frames, pool.stats())
+        let stats = pool.stats().into_iter();
+        (frames, stats.map(|(n, s)| (n, s.into())).collect())
     }
 
     #[test]
