@@ -506,9 +506,9 @@ fn main() {
             for &memory in &o.memories {
                 let element = (backend.as_str(), &o.metrics[..]);
                 #[cfg(feature = "cuda")]
-                let before = gstvmafgpu::backend::cuda::companion::feeder_ns();
+                let before = gstvmafgpu::backend::stats::feeder_ns();
                 #[cfg(feature = "cuda")]
-                let setup_before = gstvmafgpu::backend::cuda::companion::setup_ms();
+                let setup_before = gstvmafgpu::backend::stats::setup_ms();
                 let pushes = gstvmafgpu::engine::push_times();
                 let tp = run(element, memory, c, &info, &luma, c.frames, None);
                 let p = gstvmafgpu::engine::push_times();
@@ -524,10 +524,10 @@ fn main() {
                 }
                 #[cfg(feature = "cuda")]
                 {
-                    use gstvmafgpu::backend::cuda::companion::{feeder_ns, per_frame_ms};
+                    use gstvmafgpu::backend::stats::{feeder_ns, per_frame_ms};
                     let after = feeder_ns();
                     let t = per_frame_ms(std::array::from_fn(|i| after[i] - before[i]));
-                    let s = gstvmafgpu::backend::cuda::companion::setup_ms();
+                    let s = gstvmafgpu::backend::stats::setup_ms();
                     let s: [f64; 5] = std::array::from_fn(|i| s[i] - setup_before[i]);
                     if s[0] > 0.0 {
                         eprintln!(

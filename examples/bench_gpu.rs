@@ -237,7 +237,7 @@ fn main() {
                 "  {w}x{h}@{bpc} companion metrics, worker host time per frame: queueing {:.3} ms (in enqueue above), taking the scores {:.3} ms",
                 kt.host_companion_submit_ms, kt.host_companion_take_ms
             );
-            let t = gstvmafgpu::backend::cuda::companion::feeder_times();
+            let t = gstvmafgpu::backend::stats::feeder_times();
             eprintln!(
                 "  {w}x{h}@{bpc} companion metrics per frame over {} frames (process total): submit to feeder {:.3} ms; feeder: waiting for a ring buffer {:.3} ms, staging {:.3} ms, queueing {:.3} ms, starting the scoring thread {:.3} ms; queued to readback done {:.3} ms; scoring {:.3} ms; scores set to taken {:.3} ms",
                 t[0], t[5], t[1], t[2], t[3], t[4], t[6], t[7], t[8]

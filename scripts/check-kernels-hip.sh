@@ -43,7 +43,7 @@ need "$objdump"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The kernel text exactly as src/backend/cuda/kernels.rs SOURCE concatenates it.
+# The kernel text exactly as src/backend/gpu/kernels.rs SOURCE concatenates it.
 src="$tmp/vmafgpu.hip"
 for f in compat.h vif.cu adm.cu motion.cu; do
   cat "kernels/$f"
@@ -113,7 +113,7 @@ else
   echo "check-kernels-hip: gfx90a IR: $(grep -cE '= (fadd|fsub|fmul|fdiv) ' "$tmp/gfx90a.ll") FP operations, none contracted or fast-math"
 fi
 
-# 5. The companion kernels (src/backend/cuda/companion.rs SOURCE): every entry point in each
+# 5. The companion kernels (src/backend/gpu/companion_plan.rs SOURCE): every entry point in each
 # code object, LDS within 64 KiB (psnr_hvs_blocks and ciede_pixels keep per-thread arrays and
 # libm state in scratch, which is allowed here), and no contraction in the IR. The device libm
 # brings its own fused operations: its correctly rounded double sqrt (psnr_hvs, ssim) is a Newton

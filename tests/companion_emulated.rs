@@ -27,9 +27,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, OnceLock};
 
 use gpu_content::Content;
-use gstvmafgpu::backend::cuda::companion::{
-    CiedeTable, Geometry, KArg, Kernel, Launch, Plan, Region, check_launch, ciede_bound,
-    hvs_work_bytes, launch_hvs_chunk, launch_hvs_seq,
+use gstvmafgpu::backend::gpu::companion_plan::{CiedeTable, Geometry, Plan, ciede_bound};
+use gstvmafgpu::backend::gpu::launch::{
+    KArg, Kernel, Launch, Region, check_launch, hvs_work_bytes, launch_hvs_chunk, launch_hvs_seq,
 };
 use gstvmafgpu::backend::{
     ChromaPair, CompanionScores, Companions, FrameJob, HostChroma, HostFrame, HostPlane,

@@ -17,6 +17,8 @@ use std::sync::Arc;
 use gpu_content::Content;
 use gstvmafgpu::backend::cuda::companion::{self, CompanionGpu};
 use gstvmafgpu::backend::cuda::unavailable_reason;
+use gstvmafgpu::backend::gpu::{companion_plan, launch};
+use gstvmafgpu::backend::stats;
 use gstvmafgpu::backend::{
     ChromaPair, CompanionScores, Companions, FrameJob, compute_companions_cpu,
 };
@@ -31,7 +33,7 @@ use gstvmafgpu::picture::OwnedPlane;
 /// (every pixel off by 1e-7 the same way) 8.7e-7 dB. 1e-6 dB is that worst case; errors of both
 /// signs average out in practice (measured on the H200: at most 9.3e-11), and the measured value
 /// is printed. The GPU also adds the per-pixel values in another order (per-block tree sums):
-/// each frame's bound adds `companion::ciede_bound` for that (at most 3.2e-8 dB at 4K).
+/// each frame's bound adds `companion_plan::ciede_bound` for that (at most 3.2e-8 dB at 4K).
 const CIEDE_BOUND: f64 = 1e-6;
 
 fn require_gpu() -> bool {
@@ -110,7 +112,7 @@ impl Report {
                             self.ciede_max = d;
                         }
                         let bound = CIEDE_BOUND
-                            + companion::ciede_bound(j.reference.width, j.reference.height);
+                            + companion_plan::ciede_bound(j.reference.width, j.reference.height);
                         if d.is_nan() || d > bound {
                             self.bad
                                 .push(format!("{what}: ciede cpu {x:?} gpu {y:?} (diff {d:e})"));
@@ -139,7 +141,7 @@ impl Report {
              + the sum order's); sums the host finished from read-back terms (SSIM/MS-SSIM images, PSNR-HVS planes; process total): {}",
             self.checked,
             self.ciede_max,
-            companion::HOST_SUMMED.load(std::sync::atomic::Ordering::Relaxed)
+            stats::HOST_SUMMED.load(std::sync::atomic::Ordering::Relaxed)
         );
         if !self.bad.is_empty() {
             panic!(
@@ -194,6 +196,31 @@ fn companions_equal_cpu_on_synthetic_content() {
     rep.finish("companions_equal_cpu_on_synthetic_content");
 }
 
+/// Every SSIM, MS-SSIM and PSNR-HVS sum added on the host from the read-back terms
+/// (`CompanionGpu::set_host_sums`: the path the GPU leaves to the rare images and planes whose
+/// GPU sums do not decide) gives the CPU's scores too.
+#[test]
+fn host_sums_equal_cpu() {
+    let Some(mut g) = gpu_or_skip("host_sums_equal_cpu") else {
+        return;
+    };
+    g.set_host_sums(true);
+    let mut rep = Report::default();
+    let mut seed = 2100;
+    for (w, h, bpc, layout) in [
+        (181, 190, 8u8, Some((1, 1))),
+        (176, 176, 10, Some((1, 0))),
+        (1920, 1080, 8, Some((1, 1))),
+    ] {
+        for c in gpu_content::ALL {
+            seed += 1;
+            let j = job(c, (w, h, bpc), layout, seed);
+            rep.check(&format!("{c:?} {w}x{h} {bpc}-bit"), &mut g, &j);
+        }
+    }
+    rep.finish("host_sums_equal_cpu");
+}
+
 /// CIEDE2000 from the 8-bit colour-conversion table (kernels/ciede.cu ciede_pixels_table)
 /// equals the computed conversions (ciede_pixels) bit for bit on the GPU: the table holds what
 /// the same device code returns.
@@ -203,8 +230,8 @@ fn ciede_table_equals_computed_conversions() {
     let (Some(mut on), Some(mut off)) = (gpu_or_skip(test), gpu_or_skip(test)) else {
         return;
     };
-    on.set_ciede_table(companion::CiedeTable::On);
-    off.set_ciede_table(companion::CiedeTable::Off);
+    on.set_ciede_table(companion_plan::CiedeTable::On);
+    off.set_ciede_table(companion_plan::CiedeTable::Off);
     let mut bad = Vec::new();
     let (mut n, mut scored) = (0, 0);
     let mut seed = 900;
@@ -460,7 +487,7 @@ fn companion_kernels_compile_with_nvrtc() {
         let ptx = companion::compile_ptx(arch)
             .unwrap_or_else(|e| panic!("{arch}: {e}"))
             .to_src();
-        for k in companion::Kernel::ALL {
+        for k in launch::Kernel::ALL {
             assert!(
                 ptx.contains(&format!(".entry {}(", k.name())),
                 "{arch}: entry point {} missing from the PTX",

@@ -15,8 +15,8 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use gpu_content::Content;
-use gstvmafgpu::backend::cuda::kernels::{FinalizeEntry, struct_bytes};
-use gstvmafgpu::backend::cuda::plan::{self, Arg, Buf, Plan};
+use gstvmafgpu::backend::gpu::kernels::{FinalizeEntry, struct_bytes};
+use gstvmafgpu::backend::gpu::plan::{self, Arg, Buf, Plan};
 use gstvmafgpu::backend::{FrameAccum, FrameJob, compute_job_cpu};
 use gstvmafgpu::features::adm::{AdmConstants, AdmParams};
 use gstvmafgpu::features::vif::VifParams;

@@ -79,6 +79,32 @@ fn cuda_or_skip(test: &str, cfg: &ScorerConfig) -> Option<(Scorer, PinnedHost)> 
     }
 }
 
+/// [`cuda_or_skip`] with the default config and a CUDA backend whose host planes the engine
+/// range-checks on the host (`CudaBackend::set_host_range_check`).
+fn cuda_host_scan_or_skip(test: &str) -> Option<(Scorer, PinnedHost)> {
+    let r = match cuda::unavailable_reason() {
+        Some(why) => Err(why),
+        None => cuda::CudaBackend::new(0)
+            .and_then(|mut b| {
+                b.set_host_range_check(true);
+                Scorer::with_backend(ScorerConfig::default(), Box::new(b))
+            })
+            .and_then(|s| PinnedHost::open(0).map(|p| (s, p)))
+            .map_err(|e| e.to_string()),
+    };
+    match r {
+        Ok(x) => Some(x),
+        Err(why) => {
+            assert!(
+                !require_gpu(),
+                "{test}: VMAFGPU_REQUIRE_GPU=1 but CUDA is unusable: {why}"
+            );
+            eprintln!("{test}: skipped, no usable CUDA device: {why}");
+            None
+        }
+    }
+}
+
 /// Natural-looking luma (smooth gradients, texture, noise), `stride` bytes a row.
 fn luma(w: usize, h: usize, bpc: u8, stride: usize, t: f64, noise: u64, seed: u64) -> Vec<u8> {
     let max = ((1u32 << bpc) - 1) as f64;
@@ -247,16 +273,31 @@ fn push_shared_on_cuda_equals_push_pinned_and_pageable() {
 ///
 /// By default the CUDA backend checks on the GPU and refuses a frame when its result is read:
 /// some later call returns `FrameRefused` for it, and the clip ends before it (`finish` gives
-/// exactly the scores of a clip of the frames before it). With VMAFGPU_RANGE_CHECK=host the
-/// engine scans on the host: the push itself fails and the clip goes on unchanged. The GPU run
-/// does both.
+/// exactly the scores of a clip of the frames before it). With the host scan
+/// (`CudaBackend::set_host_range_check`) the engine scans on the host: the push itself fails
+/// and the clip goes on unchanged. Both are tested.
 #[test]
 fn cuda_push_shared_refuses_out_of_range_samples() {
-    let test = "cuda_push_shared_refuses_out_of_range_samples";
-    let Some((mut gpu, pinned)) = cuda_or_skip(test, &ScorerConfig::default()) else {
+    refuses_out_of_range_samples("cuda_push_shared_refuses_out_of_range_samples", false);
+}
+
+/// [`cuda_push_shared_refuses_out_of_range_samples`] with the engine's host scan.
+#[test]
+fn cuda_push_shared_refuses_out_of_range_samples_host_scan() {
+    refuses_out_of_range_samples(
+        "cuda_push_shared_refuses_out_of_range_samples_host_scan",
+        true,
+    );
+}
+
+fn refuses_out_of_range_samples(test: &str, on_host: bool) {
+    let Some((mut gpu, pinned)) = (if on_host {
+        cuda_host_scan_or_skip(test)
+    } else {
+        cuda_or_skip(test, &ScorerConfig::default())
+    }) else {
         return;
     };
-    let on_host = std::env::var("VMAFGPU_RANGE_CHECK").as_deref() == Ok("host");
     let mut bad = Vec::new();
     let mut refusals = 0;
     // w * h % 4 = 0 and 3 (the kernel's tail).
@@ -598,7 +639,7 @@ fn metrics_differ(
     c: &FrameScores,
     (w, h): (usize, usize),
 ) -> Vec<String> {
-    use gstvmafgpu::backend::cuda::companion::ciede_bound;
+    use gstvmafgpu::backend::gpu::companion_plan::ciede_bound;
     let mut bad = Vec::new();
     for ((name, gv), (cname, cv)) in g.metrics.iter().zip(&c.metrics) {
         let ok = name == cname

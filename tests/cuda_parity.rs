@@ -475,10 +475,10 @@ fn kernels_compile_with_nvrtc() {
         return;
     }
     for arch in ["compute_75", "compute_90"] {
-        let ptx = gstvmafgpu::backend::cuda::kernels::compile_ptx(arch)
+        let ptx = gstvmafgpu::backend::cuda::launcher::compile_ptx(arch)
             .unwrap_or_else(|e| panic!("{arch}: {e}"))
             .to_src();
-        for k in gstvmafgpu::backend::cuda::plan::Kernel::ALL {
+        for k in gstvmafgpu::backend::gpu::plan::Kernel::ALL {
             assert!(
                 ptx.contains(&format!(".entry {}(", k.name())),
                 "{arch}: entry point {} missing from the PTX",

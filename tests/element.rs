@@ -295,7 +295,7 @@ fn ten_bit_frames_are_read_at_their_bit_depth() {
 /// A 10-bit frame with a luma sample above 1023 is an error naming the sample, and the frames
 /// before it lose nothing: their messages and a pooled message as if the stream had ended
 /// before the bad frame come first. Where it is caught depends on the backend: at its push on
-/// the CPU (and with VMAFGPU_RANGE_CHECK=host), a few frames later on CUDA, which checks on the
+/// the CPU (and with the CUDA backend's host scan), a few frames later on CUDA, which checks on the
 /// GPU without waiting. Either way nothing after it is scored.
 #[test]
 fn an_out_of_range_sample_is_an_error_naming_it() {

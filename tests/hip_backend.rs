@@ -112,7 +112,7 @@ fn hiprtc_compiles_every_kernel() {
                 flags & 0xff
             ));
         }
-        for k in hip::plan::Kernel::ALL {
+        for k in gstvmafgpu::backend::gpu::plan::Kernel::ALL {
             let kd = format!("{}.kd\0", k.name());
             if !code.windows(kd.len()).any(|w| w == kd.as_bytes()) {
                 bad.push(format!("{arch}: no kernel descriptor {}.kd", k.name()));

@@ -15,14 +15,12 @@
 //!   memory (the element's pool, [`pinned`]) is uploaded straight from the caller's buffer with
 //!   one cuMemcpy2DAsync (its stride as the source pitch) and kept alive until the slot's upload
 //!   event; a plane in pageable memory is row-copied into the slot's staging on the stage
-//!   threads (no sample conversion), then uploaded. VMAFGPU_DIRECT_UPLOAD=0 stages pinned
-//!   planes too (for measurements).
+//!   threads (no sample conversion), then uploaded.
 //! - Host planes of 9 to 15 bits are range-checked on the GPU (kernels/motion.cu `range_u16`,
 //!   right after their upload, into a word of the frame's results): nobody waits for the
 //!   verdict and no host thread reads the planes. A frame with a sample out of range is
 //!   refused when its result is read ([`Backend::checks_host_ranges`]); its host planes are
-//!   kept until then to name the first bad sample exactly. VMAFGPU_RANGE_CHECK=host has the
-//!   engine scan the planes on the host before taking them instead (see `range_check_on_gpu`).
+//!   kept until then to name the first bad sample exactly.
 //! - Motion reads the previous frame's reference where it already is on the GPU (the previous
 //!   slot), so each reference is uploaded once.
 //! - Companion metrics ([`companion`]) run on their own stream; each frame's ordered host sums
@@ -33,15 +31,13 @@
 #[doc(hidden)]
 pub mod companion;
 #[doc(hidden)]
-pub mod kernels;
+pub mod launcher;
 pub mod pinned;
-#[doc(hidden)]
-pub mod plan;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
-use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 use cudarc::driver::{
@@ -49,7 +45,8 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use self::plan::{Arg, Buf, Kernel, Plan, slot};
+use super::gpu::kernels;
+use super::gpu::plan::{self, Arg, Buf, Kernel, Plan, slot};
 use super::{Backend, FrameAccum, FrameJob, HostFrame, HostPlane};
 use crate::error::{Error, Result};
 use crate::features::adm::{AdmConstants, AdmParams};
@@ -59,9 +56,11 @@ use crate::picture::OwnedPlane;
 /// Frames in flight on the GPU.
 pub const SLOTS: usize = 4;
 
-fn be<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
-    move |e| Error::Backend(format!("CUDA: {what}: {e}"))
-}
+use self::pinned::cuda_error as be;
+use self::pinned::{DevBuf, Pinned, upload_2d, uploads_directly};
+use super::gpu::staging::{StagePool, stage_threads};
+pub use super::stats::KernelTimes;
+use super::stats::{CompanionTimes, WorkerTimes};
 
 /// Why CUDA cannot be used here, or `None` if the driver and NVRTC libraries can be loaded.
 /// Touches nothing but `dlopen`.
@@ -79,388 +78,12 @@ pub fn unavailable_reason() -> Option<String> {
     None
 }
 
-/// The compiled kernels, once per process (PTX for the device's architecture is produced by
-/// the driver from compute_75 PTX... no: from PTX compiled for the first device's compute
-/// capability; all devices of one machine share it in practice).
-static PTX: OnceLock<std::result::Result<(Ptx, &'static str), String>> = OnceLock::new();
-
+/// The VMAF kernels' PTX for the device of `ctx` ([`launcher::ptx`]: compiled once per process).
 fn ptx_for(ctx: &Arc<CudaContext>) -> Result<Ptx> {
-    let r = PTX.get_or_init(|| {
-        let (major, minor) = ctx.compute_capability().map_err(|e| e.to_string())?;
-        let arch = kernels::arch_name(major, minor);
-        kernels::compile_ptx(arch)
-            .map(|p| (p, arch))
-            .map_err(|e| e.to_string())
-    });
-    match r {
-        Ok((p, _)) => Ok(p.clone()),
-        Err(e) => Err(Error::Backend(e.clone())),
-    }
-}
-
-/// Device memory, freed on drop (the owning worker thread has the context current).
-struct DevBuf {
-    ptr: sys::CUdeviceptr,
-    bytes: usize,
-}
-
-impl DevBuf {
-    fn new(bytes: usize) -> Result<DevBuf> {
-        // SAFETY: plain allocation in the current context (bound by the worker at start).
-        let ptr = unsafe { result::malloc_sync(bytes.max(8)) }.map_err(be("cuMemAlloc"))?;
-        Ok(DevBuf { ptr, bytes })
-    }
-}
-
-impl Drop for DevBuf {
-    fn drop(&mut self) {
-        // SAFETY: ptr came from cuMemAlloc in this context; every stream that used it was
-        // synchronized before the owner (a slot or the worker) is dropped.
-        let _ = unsafe { result::free_sync(self.ptr) };
-    }
-}
-
-/// Page-locked host memory, freed on drop.
-struct Pinned {
-    ptr: *mut u8,
-    bytes: usize,
-}
-
-// SAFETY: plain host memory owned by this value (freed on drop); `&self` only reads it
-// (`slice`) and writes need `&mut self` (`slice_mut`), so sharing and sending follow Rust's
-// rules for a `Box<[u8]>`. The GPU writes it only through copies its owner queues with a
-// `&mut` slice and waits for before handing out `&self` again.
-unsafe impl Send for Pinned {}
-// SAFETY: as above.
-unsafe impl Sync for Pinned {}
-
-impl Pinned {
-    fn new(bytes: usize, write_combined: bool) -> Result<Pinned> {
-        let flags = if write_combined {
-            sys::CU_MEMHOSTALLOC_WRITECOMBINED
-        } else {
-            0
-        };
-        // SAFETY: plain page-locked allocation; the memory is zeroed below before any read.
-        let ptr = unsafe { result::malloc_host(bytes.max(8), flags) }
-            .map_err(be("cuMemHostAlloc"))? as *mut u8;
-        // SAFETY: ptr points to at least `bytes` writable bytes.
-        unsafe { std::ptr::write_bytes(ptr, 0, bytes) };
-        Ok(Pinned { ptr, bytes })
-    }
-
-    fn slice_mut(&mut self, off: usize, len: usize) -> &mut [u8] {
-        assert!(off + len <= self.bytes);
-        // SAFETY: in bounds (asserted); &mut self gives exclusive access on the host side, and
-        // callers only write a slot's memory after that slot's previous copies completed.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(off), len) }
-    }
-
-    fn slice(&self, off: usize, len: usize) -> &[u8] {
-        assert!(off + len <= self.bytes);
-        // SAFETY: in bounds; read only after the copy into it completed (event synchronized).
-        unsafe { std::slice::from_raw_parts(self.ptr.add(off), len) }
-    }
-}
-
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        // SAFETY: ptr came from cuMemHostAlloc; its copies completed (slot synchronized).
-        let _ = unsafe { result::free_host(self.ptr as *mut std::ffi::c_void) };
-    }
-}
-
-/// Host-side conversion of a plane into staging memory: 8-bit content as bytes, deeper content
-/// as little-endian u16 (a plain copy on little-endian hosts).
-fn convert(src: &[u16], dst: &mut [u8], eight_bit: bool) {
-    if eight_bit {
-        for (o, v) in dst.iter_mut().zip(src) {
-            *o = *v as u8;
-        }
-    } else if cfg!(target_endian = "little") {
-        // SAFETY: u16 has no padding and every byte pattern is a valid u8; the byte view covers
-        // exactly the 2 * len bytes of `src` and lives no longer than it.
-        let bytes = unsafe { std::slice::from_raw_parts(src.as_ptr() as *const u8, src.len() * 2) };
-        dst[..bytes.len()].copy_from_slice(bytes);
-    } else {
-        for (o, v) in dst.chunks_exact_mut(2).zip(src) {
-            o.copy_from_slice(&v.to_le_bytes());
-        }
-    }
-}
-
-/// One chunk of a plane for a staging thread: raw pointers because the pool threads outlive
-/// the borrow; `StagePool::convert_all` blocks until every chunk is done, so they stay valid.
-struct Chunk {
-    src: *const u16,
-    dst: *mut u8,
-    len: usize,
-    eight_bit: bool,
-}
-// SAFETY: a Chunk is only dereferenced by one pool thread while StagePool::convert_all, which
-// owns the borrows it was made from, waits for that thread to report completion.
-unsafe impl Send for Chunk {}
-
-/// Rows of a host plane for a staging thread (as [`Chunk`]: `StagePool::copy_rows` waits).
-struct Rows {
-    src: *const u8,
-    stride: usize,
-    dst: *mut u8,
-    row: usize,
-    rows: usize,
-    /// The plane's [`HostPlane::shift`]: each 2-byte sample is shifted down by it on the way.
-    shift: u8,
-}
-// SAFETY: as Chunk.
-unsafe impl Send for Rows {}
-
-impl Rows {
-    /// Copy the rows, compacted (`row` bytes each) into dst, shifting 2-byte samples down by
-    /// `shift`.
-    ///
-    /// # Safety
-    /// `src` must be readable for `stride * (rows - 1) + row` bytes, `dst` writable for
-    /// `row * rows` bytes, and nothing else may write either meanwhile.
-    unsafe fn run(&self) {
-        if self.rows == 0 {
-            return;
-        }
-        // SAFETY: see the function's contract.
-        let (src, dst) = unsafe {
-            (
-                std::slice::from_raw_parts(self.src, self.stride * (self.rows - 1) + self.row),
-                std::slice::from_raw_parts_mut(self.dst, self.row * self.rows),
-            )
-        };
-        if self.shift == 0 {
-            copy_rows(src, self.stride, dst, self.row);
-        } else {
-            copy_rows_shifted(src, self.stride, dst, self.row, self.shift);
-        }
-    }
-}
-
-/// Copy rows of `row` bytes, `stride` apart in `src`, back to back into `dst`.
-fn copy_rows(src: &[u8], stride: usize, dst: &mut [u8], row: usize) {
-    if stride == row {
-        dst.copy_from_slice(&src[..dst.len()]);
-        return;
-    }
-    for (y, d) in dst.chunks_exact_mut(row).enumerate() {
-        d.copy_from_slice(&src[y * stride..y * stride + row]);
-    }
-}
-
-/// [`copy_rows`] for MSB-aligned 2-byte little-endian samples (P010), each shifted down by
-/// `shift` on the way: what the GPU kernels read is then the samples, as for I420_10LE.
-fn copy_rows_shifted(src: &[u8], stride: usize, dst: &mut [u8], row: usize, shift: u8) {
-    for (y, d) in dst.chunks_exact_mut(row).enumerate() {
-        let s = &src[y * stride..y * stride + row];
-        for (o, i) in d.chunks_exact_mut(2).zip(s.chunks_exact(2)) {
-            o.copy_from_slice(&(u16::from_le_bytes([i[0], i[1]]) >> shift).to_le_bytes());
-        }
-    }
-}
-
-/// Work for a staging thread.
-enum Task {
-    Convert(Chunk),
-    Rows(Rows),
-}
-
-/// Threads that convert planes into pinned staging memory in parallel (memory bandwidth of one
-/// core is the limit of the host side at high frame rates).
-struct StagePool {
-    txs: Vec<Sender<Task>>,
-    done: Receiver<()>,
-    threads: Vec<JoinHandle<()>>,
-}
-
-impl StagePool {
-    fn new(helpers: usize) -> StagePool {
-        let (done_tx, done) = mpsc::channel();
-        let mut txs = Vec::new();
-        let mut threads = Vec::new();
-        for i in 0..helpers {
-            let (tx, rx) = mpsc::channel::<Task>();
-            let done_tx = done_tx.clone();
-            let t = std::thread::Builder::new()
-                .name(format!("vmafgpu-stage{i}"))
-                .spawn(move || {
-                    while let Ok(t) = rx.recv() {
-                        let c = match t {
-                            Task::Convert(c) => c,
-                            Task::Rows(r) => {
-                                // SAFETY: see Rows: StagePool::copy_rows made the task from
-                                // live, disjoint slices and waits for the done message below.
-                                unsafe { r.run() };
-                                if done_tx.send(()).is_err() {
-                                    break;
-                                }
-                                continue;
-                            }
-                        };
-                        // SAFETY: see Chunk: the slices are live and disjoint from every other
-                        // chunk's until the done message below is received.
-                        let (src, dst) = unsafe {
-                            (
-                                std::slice::from_raw_parts(c.src, c.len),
-                                std::slice::from_raw_parts_mut(
-                                    c.dst,
-                                    c.len * if c.eight_bit { 1 } else { 2 },
-                                ),
-                            )
-                        };
-                        convert(src, dst, c.eight_bit);
-                        if done_tx.send(()).is_err() {
-                            break;
-                        }
-                    }
-                });
-            if let Ok(t) = t {
-                txs.push(tx);
-                threads.push(t);
-            }
-        }
-        StagePool { txs, done, threads }
-    }
-
-    /// Convert `src` into `dst`, split over the pool and the calling thread.
-    fn convert(&self, src: &[u16], dst: &mut [u8], eight_bit: bool) {
-        self.convert_all(vec![(src, dst)], eight_bit);
-    }
-
-    /// Convert each `(src, dst)` plane as [`StagePool::convert`] does, all at once: every
-    /// plane's chunks go out in one round (one wait for all of them, not one per plane), the
-    /// calling thread taking its share.
-    fn convert_all(&self, planes: Vec<(&[u16], &mut [u8])>, eight_bit: bool) {
-        let parts = self.txs.len() + 1;
-        let bps = if eight_bit { 1 } else { 2 };
-        let total: usize = planes.iter().map(|(s, _)| s.len()).sum();
-        // Chunks of whole cache lines, at least 64 KiB of samples each (a plane's last chunk
-        // may be shorter).
-        let per = total.div_ceil(parts).next_multiple_of(64).max(1 << 16);
-        let mut chunks: Vec<(&[u16], &mut [u8])> = Vec::new();
-        for (src, dst) in planes {
-            let (mut s, mut d) = (src, &mut dst[..src.len() * bps]);
-            while s.len() > per {
-                let (s0, s1) = s.split_at(per);
-                let (d0, d1) = std::mem::take(&mut d).split_at_mut(per * bps);
-                chunks.push((s0, d0));
-                s = s1;
-                d = d1;
-            }
-            chunks.push((s, d));
-        }
-        let mut sent = 0;
-        let mut mine = Vec::new();
-        for (k, (s, d)) in chunks.into_iter().enumerate() {
-            let helper = k % parts;
-            let c = Chunk {
-                src: s.as_ptr(),
-                dst: d.as_mut_ptr(),
-                len: s.len(),
-                eight_bit,
-            };
-            if helper < self.txs.len() && self.txs[helper].send(Task::Convert(c)).is_ok() {
-                sent += 1;
-            } else {
-                mine.push((s, d));
-            }
-        }
-        for (s, d) in mine {
-            convert(s, d, eight_bit);
-        }
-        for _ in 0..sent {
-            // A helper that died cannot have touched its chunk after sending nothing; either
-            // way the borrows end here.
-            let _ = self.done.recv();
-        }
-    }
-
-    /// Copy the rows of `src` back to back into `dst` (at least `row_bytes * height` bytes),
-    /// split over the pool and the calling thread; with `shift`, MSB-aligned samples (P010)
-    /// are shifted down on the way ([`HostPlane::shift`]), else copied as stored.
-    fn copy_rows(&self, src: &HostPlane, dst: &mut [u8], shift: bool) {
-        self.copy_rows_all(vec![(src, dst)], shift);
-    }
-
-    /// [`StagePool::copy_rows`] for several planes at once: every plane's runs of rows go out
-    /// in one round (one wait for all), the calling thread taking its share.
-    fn copy_rows_all(&self, planes: Vec<(&HostPlane, &mut [u8])>, shift: bool) {
-        let parts = self.txs.len() + 1;
-        let total: usize = planes.iter().map(|(p, _)| p.row_bytes() * p.height()).sum();
-        // Runs of whole rows, at least 64 KiB each (a plane's last run may be shorter).
-        let per_bytes = total.div_ceil(parts).max(1 << 16);
-        let mut runs: Vec<Rows> = Vec::new();
-        for (src, dst) in planes {
-            let (row, stride, h) = (src.row_bytes(), src.stride(), src.height());
-            let per = per_bytes.div_ceil(row).max(1);
-            let bytes = src.bytes();
-            let mut dst_rest = &mut dst[..row * h];
-            let mut y = 0;
-            while y < h {
-                let rows = per.min(h - y);
-                let (d0, d1) = std::mem::take(&mut dst_rest).split_at_mut(rows * row);
-                runs.push(Rows {
-                    src: bytes[y * stride..].as_ptr(),
-                    stride,
-                    dst: d0.as_mut_ptr(),
-                    row,
-                    rows,
-                    shift: if shift { src.shift() } else { 0 },
-                });
-                dst_rest = d1;
-                y += rows;
-            }
-        }
-        let mut sent = 0;
-        let mut mine = Vec::new();
-        for (k, r) in runs.into_iter().enumerate() {
-            let helper = k % parts;
-            if helper < self.txs.len() {
-                match self.txs[helper].send(Task::Rows(r)) {
-                    Ok(()) => sent += 1,
-                    Err(e) => match e.0 {
-                        Task::Rows(r) => mine.push(r),
-                        Task::Convert(_) => unreachable!("sent rows"),
-                    },
-                }
-            } else {
-                mine.push(r);
-            }
-        }
-        for r in mine {
-            // SAFETY: each run was made above from a live plane's rows (HostPlane::new checked
-            // they lie in its bytes) and a disjoint part of its `dst`, both borrowed until this
-            // function returns.
-            unsafe { r.run() };
-        }
-        for _ in 0..sent {
-            let _ = self.done.recv();
-        }
-    }
-}
-
-impl Drop for StagePool {
-    fn drop(&mut self) {
-        self.txs.clear();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
-
-/// Threads that stage a frame (the worker and its helpers): one per core up to 16, or
-/// VMAFGPU_STAGE_THREADS. Staging is memory-bound and one core copies only a few GB/s: on the
-/// H200 machine (16 cores) 4K 10-bit staging took 6.6 ms with 1 thread, 2.0 ms with 4 and
-/// 0.8 ms with 16.
-fn stage_threads() -> usize {
-    std::env::var("VMAFGPU_STAGE_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .clamp(1, 16)
+    let (major, minor) = ctx
+        .compute_capability()
+        .map_err(|e| Error::Backend(e.to_string()))?;
+    launcher::ptx(launcher::Text::Vmaf, launcher::arch_name(major, minor))
 }
 
 /// What a slot is computing.
@@ -550,86 +173,6 @@ impl RefId {
     }
 }
 
-/// Whether the driver knows `bytes` as page-locked host memory (ours or anyone's): then the
-/// GPU copies it by DMA, asynchronously. Both ends are asked (a plane lies in one allocation).
-/// Needs a current context (the worker's).
-fn driver_says_pinned(bytes: &[u8]) -> bool {
-    let ask = |p: *const u8| {
-        let mut t: u32 = 0;
-        // SAFETY: writes one unsigned int (the CUmemorytype) into t; the pointer is only looked
-        // up, not dereferenced.
-        let r = unsafe {
-            sys::cuPointerGetAttribute(
-                &mut t as *mut u32 as *mut std::ffi::c_void,
-                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                p as sys::CUdeviceptr,
-            )
-        };
-        r == sys::cudaError_enum::CUDA_SUCCESS && t == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
-    };
-    !bytes.is_empty() && ask(bytes.as_ptr()) && ask(bytes[bytes.len() - 1..].as_ptr())
-}
-
-/// Whether host planes of 9 to 15 bits are range-checked on the GPU after their upload (the
-/// default) instead of scanned by the engine on the host before it (VMAFGPU_RANGE_CHECK=host).
-///
-/// The host scan reads every sample before the frame is taken (a 4K 10-bit pair is 33 MB, on
-/// top of the 33 MB the upload reads): at 4K 10-bit it held the element to 500-1100
-/// frames/s in some runs on the H200's shared host (BENCHMARKS.md). The GPU check reads the
-/// uploaded planes in the GPU's memory and nobody waits for it: its verdict comes back with
-/// the frame's results, and a bad frame is refused then (Error::FrameRefused in the engine).
-/// An earlier version waited for the verdict before taking the frame: 737-747 frames/s.
-fn range_check_on_gpu() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("VMAFGPU_RANGE_CHECK").as_deref() != Ok("host"))
-}
-
-/// VMAFGPU_DIRECT_UPLOAD=0 stages pinned host planes like pageable ones (for measurements).
-fn direct_upload() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("VMAFGPU_DIRECT_UPLOAD").as_deref() != Ok("0"))
-}
-
-/// Whether `p` can be uploaded from where it is (pinned memory: the element's pool, or memory
-/// the driver knows as page-locked) instead of through staging. Needs a current context. An
-/// MSB-aligned plane (P010) uploaded so must be shifted on the GPU (the caller's business).
-fn uploads_directly(p: &HostPlane) -> bool {
-    direct_upload()
-        && (pinned::is_registered(p.bytes().as_ptr(), p.bytes().len())
-            || driver_says_pinned(p.bytes()))
-}
-
-/// Queue a copy of a host plane's rows into compact device rows.
-///
-/// # Safety
-/// `dst` must hold `p.row_bytes() * p.height()` bytes, and the plane's bytes must stay valid
-/// until the copy completed on `st` (the caller keeps `p` alive until then).
-unsafe fn upload_2d(p: &HostPlane, dst: sys::CUdeviceptr, st: sys::CUstream) -> Result<()> {
-    let c = sys::CUDA_MEMCPY2D {
-        srcXInBytes: 0,
-        srcY: 0,
-        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
-        srcHost: p.bytes().as_ptr() as *const std::ffi::c_void,
-        srcDevice: 0,
-        srcArray: std::ptr::null_mut(),
-        srcPitch: p.stride(),
-        dstXInBytes: 0,
-        dstY: 0,
-        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-        dstHost: std::ptr::null_mut(),
-        dstDevice: dst,
-        dstArray: std::ptr::null_mut(),
-        dstPitch: p.row_bytes(),
-        WidthInBytes: p.row_bytes(),
-        Height: p.height(),
-    };
-    // SAFETY: the descriptor names a host range inside p.bytes() (HostPlane::new checked that
-    // every row lies inside its owner's bytes) and a device range inside dst (contract above).
-    unsafe { sys::cuMemcpy2DAsync_v2(&c, st) }
-        .result()
-        .map_err(be("upload a host plane"))
-}
-
 enum Pending {
     /// In a slot: its kernels may still run.
     Slot(usize),
@@ -644,9 +187,9 @@ enum Pending {
 }
 
 enum Msg {
-    /// A job; with host planes of 9 to 15 bits and the GPU range check on, the worker checks
-    /// the samples on the GPU and refuses the frame when its result is read.
-    Job(Box<FrameJob>, Option<Box<HostFrame>>),
+    /// A job; with host planes of 9 to 15 bits and the GPU range check on (the bool), the
+    /// worker checks the samples on the GPU and refuses the frame when its result is read.
+    Job(Box<FrameJob>, Option<Box<HostFrame>>, bool),
     Reset,
     Time(Box<FrameJob>, usize, Sender<Result<KernelTimes>>),
     /// Set up the companion metrics' kernels now (Backend::prepare).
@@ -676,11 +219,10 @@ struct Worker {
     stage: StagePool,
     /// Per-kernel milliseconds of the last time_kernels call.
     kernel_times: Vec<(&'static str, f64)>,
-    /// Host time since the last time_kernels call: frames, staging, enqueueing, waiting (s).
-    host: (u64, f64, f64, f64),
-    /// Host time since the last time_kernels call in the companion metrics: queueing them
-    /// (uploads from pageable planes), taking their scores (readback wait, host sums) (s).
-    companion_host: (f64, f64),
+    /// Host time since the last time_kernels call (benchmarks).
+    host: WorkerTimes,
+    /// The companion metrics' share of it (benchmarks).
+    companion_host: CompanionTimes,
     /// The companion metrics' kernels, set up by the first job that asks for one.
     companion: Option<companion::CompanionGpu>,
 }
@@ -739,8 +281,8 @@ impl Worker {
             queue: VecDeque::new(),
             last_ref: None,
             kernel_times: Vec::new(),
-            host: (0, 0.0, 0.0, 0.0),
-            companion_host: (0.0, 0.0),
+            host: WorkerTimes::default(),
+            companion_host: CompanionTimes::default(),
             stage: StagePool::new(stage_threads() - 1),
             companion: None,
             depth: Arc::new(AtomicUsize::new(SLOTS + 1)),
@@ -995,7 +537,7 @@ impl Worker {
         }
 
         let t_enqueue = std::time::Instant::now();
-        self.host.1 += (t_enqueue - t_stage).as_secs_f64();
+        self.host.stage += (t_enqueue - t_stage).as_secs_f64();
         let slot = &self.slots[s];
         let st = slot.stream.cu_stream();
         // The next slot's frame may still be reading this slot's reference (motion): wait.
@@ -1112,7 +654,7 @@ impl Worker {
         } else {
             None
         };
-        self.companion_host.0 += t_companions.elapsed().as_secs_f64();
+        self.companion_host.submit += t_companions.elapsed().as_secs_f64();
         // The range check (host planes of 9 to 15 bits): after the uploads and the zeroing,
         // into the RANGE word of the results; its verdict is read with them (result_of).
         let range = self.plan.as_ref().expect("plan set up").range.clone();
@@ -1164,8 +706,8 @@ impl Worker {
             companions,
         });
         self.last_ref = Some((this_ref, s));
-        self.host.0 += 1;
-        self.host.2 += t_enqueue.elapsed().as_secs_f64();
+        self.host.frames += 1;
+        self.host.enqueue += t_enqueue.elapsed().as_secs_f64();
         Ok(s)
     }
 
@@ -1199,7 +741,7 @@ impl Worker {
             .done
             .synchronize()
             .map_err(be("cuEventSynchronize"))?;
-        self.host.3 += t_wait.elapsed().as_secs_f64();
+        self.host.wait += t_wait.elapsed().as_secs_f64();
         let job = self.slots[s]
             .job
             .take()
@@ -1240,7 +782,7 @@ impl Worker {
                 Error::Backend("CUDA: companion metrics of a frame without their state".into())
             })?;
             acc.companions = gpu.take(t)?;
-            self.companion_host.1 += t_take.elapsed().as_secs_f64();
+            self.companion_host.take += t_take.elapsed().as_secs_f64();
         }
         Ok((index, acc))
     }
@@ -1422,7 +964,7 @@ impl Worker {
                 }
             };
             match msg {
-                Some(Msg::Job(job, host)) => {
+                Some(Msg::Job(job, host, range_check)) => {
                     // Results that must be delivered before this job: all of them when the
                     // geometry changes (the slots are rebuilt). Else the slot about to be
                     // reused is read out (its result keeps its place in the queue, which is in
@@ -1440,7 +982,7 @@ impl Worker {
                     }
                     // Planes whose samples fill their words (P010) hold no sample above their
                     // bits once shifted: a pair of them needs no check.
-                    let check_range = range_check_on_gpu()
+                    let check_range = range_check
                         && host.as_ref().is_some_and(|x| {
                             (9..=15).contains(&x.reference.bpc())
                                 && (x.reference.can_exceed() || x.distorted.can_exceed())
@@ -1461,22 +1003,12 @@ impl Worker {
                 }
                 Some(Msg::Time(job, reps, reply)) => {
                     let host = std::mem::take(&mut self.host);
-                    let f = host.0.max(1) as f64 * 1e-3;
-                    let r = self
-                        .time_kernels(&job, reps)
-                        .map(|(one, many)| KernelTimes {
-                            serial_ms: one,
-                            overlapped_ms: many,
-                            per_kernel_ms: std::mem::take(&mut self.kernel_times),
-                            host_frames: host.0,
-                            host_stage_ms: host.1 / f,
-                            host_enqueue_ms: host.2 / f,
-                            host_wait_ms: host.3 / f,
-                            host_companion_submit_ms: self.companion_host.0 / f,
-                            host_companion_take_ms: self.companion_host.1 / f,
-                        });
-                    self.host = (0, 0.0, 0.0, 0.0);
-                    self.companion_host = (0.0, 0.0);
+                    let r = self.time_kernels(&job, reps).map(|(one, many)| {
+                        let per_kernel = std::mem::take(&mut self.kernel_times);
+                        KernelTimes::new((one, many), per_kernel, &host, &self.companion_host)
+                    });
+                    self.host = WorkerTimes::default();
+                    self.companion_host = CompanionTimes::default();
                     let _ = reply.send(r);
                 }
                 Some(Msg::PrepareCompanions(reply)) => {
@@ -1519,27 +1051,6 @@ impl Worker {
     }
 }
 
-/// GPU time of one frame's kernels, in milliseconds.
-#[derive(Clone, Debug)]
-pub struct KernelTimes {
-    /// Per frame, frames back to back on one stream.
-    pub serial_ms: f64,
-    /// Per frame, frames spread over the in-flight slots' streams (throughput).
-    pub overlapped_ms: f64,
-    /// Per kernel (one stream, CUDA events around each launch).
-    pub per_kernel_ms: Vec<(&'static str, f64)>,
-    /// The worker thread's host time per frame over the frames submitted since the previous
-    /// call: staging copies, enqueueing (uploads and launches), waiting for results.
-    pub host_frames: u64,
-    pub host_stage_ms: f64,
-    pub host_enqueue_ms: f64,
-    pub host_wait_ms: f64,
-    /// The companion metrics' share of the worker's time per frame: queueing (uploads of
-    /// pageable planes, launches) and taking the scores (readback wait, ordered host sums).
-    pub host_companion_submit_ms: f64,
-    pub host_companion_take_ms: f64,
-}
-
 /// The CUDA backend. See the module documentation.
 pub struct CudaBackend {
     tx: Option<Sender<Msg>>,
@@ -1549,6 +1060,16 @@ pub struct CudaBackend {
     device_name: String,
     /// Shared with the worker: see `Worker::depth`.
     depth: Arc<AtomicUsize>,
+    /// Whether host planes of 9 to 15 bits are range-checked on the GPU after their upload
+    /// (the default) instead of scanned by the engine on the host before it
+    /// ([`CudaBackend::set_host_range_check`]).
+    ///
+    /// The host scan reads every sample before the frame is taken (a 4K 10-bit pair is 33 MB,
+    /// on top of the 33 MB the upload reads), which held the element's 4K 10-bit rate down
+    /// (BENCHMARKS.md). The GPU check reads the uploaded planes in the GPU's memory and nobody
+    /// waits for it: its verdict comes back with the frame's results, and a bad frame is
+    /// refused then (Error::FrameRefused in the engine).
+    range_check_on_gpu: bool,
 }
 
 impl CudaBackend {
@@ -1593,7 +1114,17 @@ impl CudaBackend {
             in_flight: 0,
             device_name,
             depth,
+            range_check_on_gpu: true,
         })
+    }
+
+    /// Have the engine scan host planes of 9 to 15 bits on the host before it takes them
+    /// (`true`) instead of this backend checking them on the GPU after their upload (`false`,
+    /// the default): a test hook for the host path, which refuses a bad frame at its push
+    /// rather than when its result is read. The same verdicts either way.
+    #[doc(hidden)]
+    pub fn set_host_range_check(&mut self, on: bool) {
+        self.range_check_on_gpu = !on;
     }
 
     /// GPU time of `job`'s kernels (see [`KernelTimes`]). Uploads, readbacks and host work are
@@ -1634,7 +1165,7 @@ impl Backend for CudaBackend {
     }
 
     fn submit(&mut self, job: FrameJob) -> Result<()> {
-        self.send(Msg::Job(Box::new(job), None))?;
+        self.send(Msg::Job(Box::new(job), None, false))?;
         self.in_flight += 1;
         Ok(())
     }
@@ -1644,7 +1175,7 @@ impl Backend for CudaBackend {
     }
 
     fn checks_host_ranges(&self) -> bool {
-        range_check_on_gpu()
+        self.range_check_on_gpu
     }
 
     fn prepare(&mut self, companions: crate::backend::Companions) -> Result<()> {
@@ -1658,7 +1189,8 @@ impl Backend for CudaBackend {
     }
 
     fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {
-        self.send(Msg::Job(Box::new(job), Some(Box::new(host))))?;
+        let range_check = self.range_check_on_gpu;
+        self.send(Msg::Job(Box::new(job), Some(Box::new(host)), range_check))?;
         self.in_flight += 1;
         Ok(())
     }
@@ -1722,146 +1254,6 @@ impl Drop for CudaBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::HostBytes;
-
-    /// Several planes staged in one round (StagePool::convert_all): each plane's samples land
-    /// in its own destination, bytes for 8-bit and little-endian u16 otherwise, whatever the
-    /// split (planes smaller than a chunk, planes of several chunks, more chunks than threads,
-    /// a pool without helpers); bytes past each plane's part are left alone.
-    #[test]
-    fn stage_pool_converts_all_planes_at_once() {
-        let mut mismatches = Vec::new();
-        for helpers in [0usize, 1, 3, 7] {
-            let pool = StagePool::new(helpers);
-            for eight_bit in [true, false] {
-                let sizes = [
-                    1usize,
-                    33 * 33,
-                    1 << 16,
-                    (1 << 17) + 5,
-                    1920 * 1080,
-                    960 * 540,
-                ];
-                let srcs: Vec<Vec<u16>> = sizes
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &n)| {
-                        (0..n)
-                            .map(|i| {
-                                let v = (i * 31 + k * 7 + i / 509) as u16;
-                                if eight_bit { v & 0xff } else { v }
-                            })
-                            .collect()
-                    })
-                    .collect();
-                let bps = if eight_bit { 1 } else { 2 };
-                let mut dsts: Vec<Vec<u8>> =
-                    sizes.iter().map(|&n| vec![0xA5u8; n * bps + 3]).collect();
-                let planes: Vec<(&[u16], &mut [u8])> = srcs
-                    .iter()
-                    .zip(dsts.iter_mut())
-                    .map(|(s, d)| (&s[..], &mut d[..]))
-                    .collect();
-                pool.convert_all(planes, eight_bit);
-                for (k, (src, dst)) in srcs.iter().zip(&dsts).enumerate() {
-                    let mut want = vec![0xA5u8; src.len() * bps + 3];
-                    convert(src, &mut want, eight_bit);
-                    if *dst != want {
-                        mismatches.push((helpers, eight_bit, k));
-                    }
-                }
-            }
-        }
-        assert!(
-            mismatches.is_empty(),
-            "(helpers, 8-bit, plane): {mismatches:?}"
-        );
-    }
-
-    /// Host planes copied into staging on the stage threads: every row compacted, in order,
-    /// whatever the split (small planes on the caller alone, large ones over the pool), 8- and
-    /// 16-bit rows, odd strides.
-    #[test]
-    fn stage_pool_copies_host_plane_rows() {
-        let pool = StagePool::new(3);
-        for &(w, h, bpc, pad) in &[
-            (33usize, 33usize, 8u8, 0usize),
-            (67, 45, 10, 7),
-            (1920, 1080, 8, 64),
-            (3840, 2160, 10, 3),
-            (4001, 99, 12, 1),
-        ] {
-            let bps = if bpc > 8 { 2 } else { 1 };
-            let stride = w * bps + pad;
-            let len = stride * h + 5;
-            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
-            let owner: Arc<dyn HostBytes> = Arc::new(bytes.clone());
-            let p = HostPlane::new(owner, 5, stride, w, h, bpc).unwrap();
-            let mut dst = vec![0xEEu8; w * bps * h + 16];
-            pool.copy_rows(&p, &mut dst, true);
-            let row = w * bps;
-            for y in 0..h {
-                let s = 5 + y * stride;
-                assert_eq!(
-                    &dst[y * row..(y + 1) * row],
-                    &bytes[s..s + row],
-                    "{w}x{h}@{bpc} row {y}"
-                );
-            }
-            assert!(
-                dst[row * h..].iter().all(|&b| b == 0xEE),
-                "{w}x{h}: wrote past the plane"
-            );
-        }
-    }
-
-    /// MSB-aligned planes (P010) are shifted down while staged where asked (else copied as
-    /// stored, for the GPU to shift): every sample of every row, whatever the split, and
-    /// nothing written past the plane.
-    #[test]
-    fn stage_pool_shifts_msb_aligned_rows() {
-        let pool = StagePool::new(3);
-        for &(w, h, pad, shift, apply) in &[
-            (33usize, 33usize, 0usize, 6u8, true),
-            (1920, 1080, 64, 6, true),
-            (1921, 541, 6, 4, true),
-            (1920, 1080, 64, 6, false),
-        ] {
-            let stride = 2 * w + pad;
-            let len = stride * h + 3;
-            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 253) as u8).collect();
-            let owner: Arc<dyn HostBytes> = Arc::new(bytes.clone());
-            let p = HostPlane::new(owner, 3, stride, w, h, 16 - shift)
-                .unwrap()
-                .with_shift(shift)
-                .unwrap();
-            let mut dst = vec![0xEEu8; 2 * w * h + 16];
-            pool.copy_rows(&p, &mut dst, apply);
-            let down = if apply { shift } else { 0 };
-            let mut bad = Vec::new();
-            for y in 0..h {
-                for x in 0..w {
-                    let s = 3 + y * stride + 2 * x;
-                    let want = u16::from_le_bytes([bytes[s], bytes[s + 1]]) >> down;
-                    let o = 2 * (y * w + x);
-                    let got = u16::from_le_bytes([dst[o], dst[o + 1]]);
-                    if got != want {
-                        bad.push((x, y, got, want));
-                    }
-                }
-            }
-            assert!(
-                bad.is_empty(),
-                "{w}x{h} >> {down}: {} samples differ, first {:?}",
-                bad.len(),
-                &bad[..bad.len().min(4)]
-            );
-            assert!(
-                dst[2 * w * h..].iter().all(|&b| b == 0xEE),
-                "{w}x{h}: wrote past the plane"
-            );
-        }
-    }
 
     #[test]
     fn ref_ids_match_only_the_same_plane() {

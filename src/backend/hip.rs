@@ -3,7 +3,7 @@
 //!
 //! Support level: built and checked in CI without hardware (the binding loads, hipRTC compiles
 //! every kernel for gfx90a and gfx1030, and the whole host side runs against a CPU emulation of
-//! the HIP runtime, tests/hip_emulated.rs). It has not run on an AMD GPU.
+//! the HIP runtime, tests/hip_backend.rs). It has not run on an AMD GPU.
 //!
 //! - Nothing is linked: the HIP runtime (libamdhip64) and hipRTC are loaded with `dlopen` on
 //!   first use ([`ffi`]); without ROCm, [`HipBackend::new`] returns an [`Error::Backend`] that
@@ -24,20 +24,6 @@
 
 pub mod ffi;
 
-// The launch plan and the kernel argument structs are shared with the CUDA backend: one plan,
-// one kernel text. Without the `cuda` feature the same files are compiled here.
-#[cfg(feature = "cuda")]
-#[doc(hidden)]
-pub use super::cuda::{kernels, plan};
-#[cfg(not(feature = "cuda"))]
-#[doc(hidden)]
-#[path = "cuda/kernels.rs"]
-pub mod kernels;
-#[cfg(not(feature = "cuda"))]
-#[doc(hidden)]
-#[path = "cuda/plan.rs"]
-pub mod plan;
-
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{CString, c_int, c_void};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
@@ -45,7 +31,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 use self::ffi::Runtime;
-use self::plan::{Arg, Buf, Kernel, Plan, slot};
+// The launch plan and the kernel text are the CUDA backend's too (backend/gpu).
+use super::gpu::kernels;
+use super::gpu::plan::{self, Arg, Buf, Kernel, Plan, slot};
 use super::{Backend, FrameAccum, FrameJob};
 use crate::error::{Error, Result};
 use crate::features::adm::{AdmConstants, AdmParams};
@@ -56,7 +44,7 @@ use crate::picture::OwnedPlane;
 pub const SLOTS: usize = 4;
 
 fn be(what: &str, msg: impl std::fmt::Display) -> Error {
-    Error::Backend(format!("HIP: {what}: {msg}"))
+    super::gpu::gpu_error("HIP", what, msg)
 }
 
 /// hipRTC options for `arch` (a target ID such as "gfx90a:sramecc+:xnack-"): the device's

@@ -1,20 +1,31 @@
 //! Backends: where the integer feature accumulators of a frame are computed.
 //!
 //! A backend turns one frame job (reference luma, distorted luma, the previous reference luma)
-//! into a [`FrameAccum`]: the VIF and ADM accumulators and the motion SAD, integers only. The
+//! into a [`FrameAccum`]: the VIF and ADM accumulators and the motion SAD, as integers. The
 //! engine turns those into scores with the shared floating-point code in [`crate::features`], so
 //! every backend gives the same numbers as long as it gives the same integers.
+//!
+//! The companion metrics are the exception: [`FrameAccum::companions`] carries their final
+//! scores ([`CompanionScores`]), which the backend computes from its intermediate values (SSE,
+//! per-pixel terms) with the same code in [`crate::features`] that the CPU path calls.
 //!
 //! Jobs are submitted asynchronously and their results come back in submission order.
 
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(any(feature = "cuda", feature = "hip"))]
+pub mod gpu;
 #[cfg(feature = "hip")]
 pub mod hip;
-pub mod host;
+pub mod stats;
 
-pub use host::{HostBytes, HostChroma, HostFrame, HostPlane, RawHostBytes};
+// The engine's path to the timing helper (engine::push_times).
+pub(crate) use stats::add_elapsed;
+
+// The host planes live in `crate::picture::host`; these are their old paths.
+pub use crate::picture::host;
+pub use crate::picture::host::{HostBytes, HostChroma, HostPlane, RawHostBytes};
 
 use std::sync::Arc;
 
@@ -127,6 +138,37 @@ pub struct FrameAccum {
     pub companions: CompanionScores,
 }
 
+/// The planes of one job in the caller's memory (see [`FrameJob`]).
+#[derive(Clone, Debug)]
+pub struct HostFrame {
+    pub reference: HostPlane,
+    pub distorted: HostPlane,
+    /// The previous reference when it, too, is a host plane (else the job's `prev_ref`).
+    pub prev_ref: Option<HostPlane>,
+    /// The chroma planes when the job's companion metrics read them (`job.chroma` is then
+    /// `None`).
+    pub chroma: Option<HostChroma>,
+}
+
+impl HostFrame {
+    /// `job` with compact copies of the host planes in place of its geometry-only planes (what
+    /// a backend that cannot read host planes computes; see [`Backend::submit_host`]).
+    pub fn materialize(&self, mut job: FrameJob) -> FrameJob {
+        job.reference = Arc::new(self.reference.to_owned_plane());
+        job.distorted = Arc::new(self.distorted.to_owned_plane());
+        if let Some(p) = &self.prev_ref {
+            job.prev_ref = Some(Arc::new(p.to_owned_plane()));
+        }
+        if let Some(c) = &self.chroma {
+            job.chroma = Some(Arc::new(ChromaPair {
+                reference: c.owned(false),
+                distorted: c.owned(true),
+            }));
+        }
+        job
+    }
+}
+
 /// Which backend computes the feature accumulators.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BackendKind {
@@ -204,18 +246,6 @@ pub trait Backend: Send {
     fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {
         self.submit(host.materialize(job))
     }
-}
-
-/// Add the time since `since` to `counter` (nanoseconds) and return now: the per-stage timing
-/// counters that benchmarks read (engine::push_times, cuda::companion::feeder_times).
-pub(crate) fn add_elapsed(
-    counter: &std::sync::atomic::AtomicU64,
-    since: std::time::Instant,
-) -> std::time::Instant {
-    let now = std::time::Instant::now();
-    let ns = u64::try_from(now.saturating_duration_since(since).as_nanos()).unwrap_or(u64::MAX);
-    counter.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
-    now
 }
 
 /// Compute one job on the calling thread: the CPU reference, also what GPU backends are checked

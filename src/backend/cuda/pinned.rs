@@ -1,7 +1,7 @@
 //! Page-locked (pinned) host memory for the zero-copy input path.
 //!
-//! The GPU copies pinned memory by DMA at full link speed (~55 GB/s on the H200 machine against
-//! ~9 GB/s from pageable memory) and asynchronously, so a frame that already lies in pinned
+//! The GPU copies pinned memory by DMA at full link speed (several times faster than from
+//! pageable memory: BENCHMARKS.md) and asynchronously, so a frame that already lies in pinned
 //! memory (a decoder wrote into a buffer of the element's pool) is uploaded straight from the
 //! caller's bytes, with no host copy at all.
 //!
@@ -21,11 +21,11 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, result, sys};
 
-use crate::backend::HostBytes;
+use crate::backend::{HostBytes, HostPlane};
 use crate::error::{Error, Result};
 
 fn be<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
-    move |e| Error::Backend(format!("CUDA pinned memory: {what}: {e}"))
+    move |e| crate::backend::gpu::gpu_error("CUDA pinned memory", what, e)
 }
 
 /// The live allocations: start address -> length. Ranges never overlap (they are distinct
@@ -208,6 +208,145 @@ impl Drop for PinnedHostBuf {
         // keep-alive until the slot's upload event).
         let _ = unsafe { result::free_host(self.ptr.as_ptr() as *mut std::ffi::c_void) };
     }
+}
+
+/// Errors of the CUDA driver calls of the backend ("CUDA: what: error").
+pub(crate) fn cuda_error<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
+    move |e| crate::backend::gpu::gpu_error("CUDA", what, e)
+}
+
+/// Device memory, freed on drop (the owning worker thread has the context current).
+pub(crate) struct DevBuf {
+    pub(crate) ptr: sys::CUdeviceptr,
+    pub(crate) bytes: usize,
+}
+
+impl DevBuf {
+    pub(crate) fn new(bytes: usize) -> Result<DevBuf> {
+        // SAFETY: plain allocation in the current context (bound by the worker at start).
+        let ptr = unsafe { result::malloc_sync(bytes.max(8)) }.map_err(cuda_error("cuMemAlloc"))?;
+        Ok(DevBuf { ptr, bytes })
+    }
+}
+
+impl Drop for DevBuf {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from cuMemAlloc in this context; every stream that used it was
+        // synchronized before the owner (a slot or the worker) is dropped.
+        let _ = unsafe { result::free_sync(self.ptr) };
+    }
+}
+
+/// Page-locked host memory, freed on drop.
+pub(crate) struct Pinned {
+    ptr: *mut u8,
+    pub(crate) bytes: usize,
+}
+
+// SAFETY: plain host memory owned by this value (freed on drop); `&self` only reads it
+// (`slice`) and writes need `&mut self` (`slice_mut`), so sharing and sending follow Rust's
+// rules for a `Box<[u8]>`. The GPU writes it only through copies its owner queues with a
+// `&mut` slice and waits for before handing out `&self` again.
+unsafe impl Send for Pinned {}
+// SAFETY: as above.
+unsafe impl Sync for Pinned {}
+
+impl Pinned {
+    pub(crate) fn new(bytes: usize, write_combined: bool) -> Result<Pinned> {
+        let flags = if write_combined {
+            sys::CU_MEMHOSTALLOC_WRITECOMBINED
+        } else {
+            0
+        };
+        // SAFETY: plain page-locked allocation; the memory is zeroed below before any read.
+        let ptr = unsafe { result::malloc_host(bytes.max(8), flags) }
+            .map_err(cuda_error("cuMemHostAlloc"))? as *mut u8;
+        // SAFETY: ptr points to at least `bytes` writable bytes.
+        unsafe { std::ptr::write_bytes(ptr, 0, bytes) };
+        Ok(Pinned { ptr, bytes })
+    }
+
+    pub(crate) fn slice_mut(&mut self, off: usize, len: usize) -> &mut [u8] {
+        assert!(off + len <= self.bytes);
+        // SAFETY: in bounds (asserted); &mut self gives exclusive access on the host side, and
+        // callers only write a slot's memory after that slot's previous copies completed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(off), len) }
+    }
+
+    pub(crate) fn slice(&self, off: usize, len: usize) -> &[u8] {
+        assert!(off + len <= self.bytes);
+        // SAFETY: in bounds; read only after the copy into it completed (event synchronized).
+        unsafe { std::slice::from_raw_parts(self.ptr.add(off), len) }
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from cuMemHostAlloc; its copies completed (slot synchronized).
+        let _ = unsafe { result::free_host(self.ptr as *mut std::ffi::c_void) };
+    }
+}
+
+/// Whether the driver knows `bytes` as page-locked host memory (ours or anyone's): then the
+/// GPU copies it by DMA, asynchronously. Both ends are asked (a plane lies in one allocation).
+/// Needs a current context (the worker's).
+pub(crate) fn driver_says_pinned(bytes: &[u8]) -> bool {
+    let ask = |p: *const u8| {
+        let mut t: u32 = 0;
+        // SAFETY: writes one unsigned int (the CUmemorytype) into t; the pointer is only looked
+        // up, not dereferenced.
+        let r = unsafe {
+            sys::cuPointerGetAttribute(
+                &mut t as *mut u32 as *mut std::ffi::c_void,
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                p as sys::CUdeviceptr,
+            )
+        };
+        r == sys::cudaError_enum::CUDA_SUCCESS && t == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32
+    };
+    !bytes.is_empty() && ask(bytes.as_ptr()) && ask(bytes[bytes.len() - 1..].as_ptr())
+}
+
+/// Whether `p` can be uploaded from where it is (pinned memory: the element's pool, or memory
+/// the driver knows as page-locked) instead of through staging. Needs a current context. An
+/// MSB-aligned plane (P010) uploaded so must be shifted on the GPU (the caller's business).
+pub(crate) fn uploads_directly(p: &HostPlane) -> bool {
+    is_registered(p.bytes().as_ptr(), p.bytes().len()) || driver_says_pinned(p.bytes())
+}
+
+/// Queue a copy of a host plane's rows into compact device rows.
+///
+/// # Safety
+/// `dst` must hold `p.row_bytes() * p.height()` bytes, and the plane's bytes must stay valid
+/// until the copy completed on `st` (the caller keeps `p` alive until then).
+pub(crate) unsafe fn upload_2d(
+    p: &HostPlane,
+    dst: sys::CUdeviceptr,
+    st: sys::CUstream,
+) -> Result<()> {
+    let c = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+        srcHost: p.bytes().as_ptr() as *const std::ffi::c_void,
+        srcDevice: 0,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: p.stride(),
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: dst,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: p.row_bytes(),
+        WidthInBytes: p.row_bytes(),
+        Height: p.height(),
+    };
+    // SAFETY: the descriptor names a host range inside p.bytes() (HostPlane::new checked that
+    // every row lies inside its owner's bytes) and a device range inside dst (contract above).
+    unsafe { sys::cuMemcpy2DAsync_v2(&c, st) }
+        .result()
+        .map_err(cuda_error("upload a host plane"))
 }
 
 #[cfg(test)]

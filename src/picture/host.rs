@@ -7,12 +7,14 @@
 //! (asynchronously when they are pinned) and drops its clone once the upload completed.
 //!
 //! Backends that can read such planes say so ([`Backend::accepts_host_planes`]); the engine then
-//! sends jobs whose [`FrameJob::host`] is set instead of copying the planes into compact `u16`
-//! planes. [`compute_job_cpu`] reads either kind, so every backend stays checkable against it.
+//! hands them a job with a [`HostFrame`] ([`Backend::submit_host`]) instead of copying the planes
+//! into compact `u16` planes. [`compute_job_cpu`] reads either kind, so every backend stays
+//! checkable against it.
 //!
-//! [`Backend::accepts_host_planes`]: super::Backend::accepts_host_planes
-//! [`FrameJob::host`]: super::FrameJob
-//! [`compute_job_cpu`]: super::compute_job_cpu
+//! [`Backend::accepts_host_planes`]: crate::backend::Backend::accepts_host_planes
+//! [`Backend::submit_host`]: crate::backend::Backend::submit_host
+//! [`HostFrame`]: crate::backend::HostFrame
+//! [`compute_job_cpu`]: crate::backend::compute_job_cpu
 
 use std::any::Any;
 use std::sync::Arc;
@@ -374,7 +376,7 @@ pub fn check_ranges(planes: &[(&HostPlane, &'static str)]) -> Result<()> {
 }
 
 /// The chroma planes of a pair in the caller's memory, at libvmaf's chroma size (as
-/// [`super::ChromaPair`]: `width >> ss_x` x `height >> ss_y` samples of Cb and of Cr).
+/// [`crate::backend::ChromaPair`]: `width >> ss_x` x `height >> ss_y` samples of Cb and of Cr).
 #[derive(Clone, Debug)]
 pub enum HostChroma {
     /// Separate Cb and Cr planes per picture.
@@ -416,7 +418,7 @@ impl HostChroma {
     }
 
     /// Compact Cb and Cr copies of one side (`distorted` or the reference).
-    fn owned(&self, distorted: bool) -> [OwnedPlane; 2] {
+    pub(crate) fn owned(&self, distorted: bool) -> [OwnedPlane; 2] {
         match self {
             HostChroma::Planar {
                 reference,
@@ -438,37 +440,6 @@ impl HostChroma {
                 [half(0), half(1)]
             }
         }
-    }
-}
-
-/// The planes of one job in the caller's memory (see [`super::FrameJob`]).
-#[derive(Clone, Debug)]
-pub struct HostFrame {
-    pub reference: HostPlane,
-    pub distorted: HostPlane,
-    /// The previous reference when it, too, is a host plane (else the job's `prev_ref`).
-    pub prev_ref: Option<HostPlane>,
-    /// The chroma planes when the job's companion metrics read them (`job.chroma` is then
-    /// `None`).
-    pub chroma: Option<HostChroma>,
-}
-
-impl HostFrame {
-    /// `job` with compact copies of the host planes in place of its geometry-only planes (what
-    /// a backend that cannot read host planes computes; see [`super::Backend::submit_host`]).
-    pub fn materialize(&self, mut job: super::FrameJob) -> super::FrameJob {
-        job.reference = Arc::new(self.reference.to_owned_plane());
-        job.distorted = Arc::new(self.distorted.to_owned_plane());
-        if let Some(p) = &self.prev_ref {
-            job.prev_ref = Some(Arc::new(p.to_owned_plane()));
-        }
-        if let Some(c) = &self.chroma {
-            job.chroma = Some(Arc::new(super::ChromaPair {
-                reference: c.owned(false),
-                distorted: c.owned(true),
-            }));
-        }
-        job
     }
 }
 

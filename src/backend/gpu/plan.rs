@@ -1,7 +1,7 @@
 //! What the GPU does for one frame of a given geometry, as data: the buffers, the kernel
 //! launches with their arguments, and the table that turns per-row sums into the accumulators.
 //!
-//! No CUDA here: the plan is executed by the CUDA executor in [`super`], and by the CPU
+//! No driver here: the plan is executed by the CUDA and HIP backends' workers, and by the CPU
 //! emulation of the kernel text in `tests/cuda_emulated.rs` (which checks the kernels against
 //! the CPU reference on machines without a GPU).
 //!

@@ -4,6 +4,12 @@
 //! hands them over): 8-bit samples take one byte, 9- to 16-bit samples two bytes, little-endian.
 //! [`Picture::validate`] checks geometry and sample range; the engine copies the planes it needs
 //! into compact `u16` planes ([`OwnedPlane`]) so that feature code sees one sample type.
+//!
+//! [`host`]: planes left in the caller's memory (the zero-copy input path).
+
+pub mod host;
+
+pub use host::{HostBytes, HostChroma, HostPlane, RawHostBytes};
 
 use crate::error::Error;
 

@@ -1,5 +1,5 @@
-//! The kernel text (kernels/*.cu), its run-time compilation, and the argument structs the
-//! kernels take by value.
+//! The kernel text (kernels/*.cu) and the argument structs the kernels take by value, shared by
+//! the CUDA and HIP backends (their run-time compilers live with them: `cuda/launcher.rs`, `hip`).
 //!
 //! Each `#[repr(C)]` struct here has a twin of the same name in kernels/*.cu; the layout tests
 //! below and the `static_assert(sizeof ...)` lines in the .cu files keep them equal.
@@ -15,17 +15,6 @@ pub const SOURCE: &str = concat!(
     include_str!("../../../kernels/motion.cu"),
     "\n"
 );
-
-/// NVRTC options: IEEE arithmetic exactly as written (the VIF gain and the ADM angle test are
-/// double/float code that must round like the CPU's): no FMA contraction, no flush to zero,
-/// IEEE division and square root, no fast math.
-pub const NVRTC_OPTIONS: [&str; 5] = [
-    "--fmad=false",
-    "--ftz=false",
-    "--prec-div=true",
-    "--prec-sqrt=true",
-    "--std=c++17",
-];
 
 /// `VifArgs` in kernels/vif.cu.
 #[repr(C)]
@@ -133,78 +122,6 @@ pub fn struct_bytes<T: Copy>(v: &T) -> Vec<u8> {
     // padding fields explicit and initialised), so all size_of::<T>() bytes are initialised.
     unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }
         .to_vec()
-}
-
-#[cfg(feature = "cuda")]
-mod device_repr {
-    use super::*;
-    // SAFETY: #[repr(C)] structs of plain integers/floats whose layout equals the CUDA structs
-    // of the same name (layout tests below, static_asserts in the .cu files).
-    unsafe impl cudarc::driver::DeviceRepr for VifArgs {}
-    // SAFETY: as above.
-    unsafe impl cudarc::driver::DeviceRepr for AdmArgs {}
-    // SAFETY: as above.
-    unsafe impl cudarc::driver::DeviceRepr for MotionArgs {}
-    // SAFETY: as above (two u32, no padding).
-    unsafe impl cudarc::driver::DeviceRepr for RangeArgs {}
-    // SAFETY: as above (two u32, no padding).
-    unsafe impl cudarc::driver::DeviceRepr for ShiftArgs {}
-}
-
-/// Compile [`SOURCE`] to PTX with NVRTC for `arch` (e.g. "compute_90"). Needs only libnvrtc
-/// (no driver, no GPU). Returns the PTX, or the compiler log in the error.
-#[cfg(feature = "cuda")]
-pub fn compile_ptx(arch: &'static str) -> crate::Result<cudarc::nvrtc::Ptx> {
-    compile_source(SOURCE, "vmafgpu.cu", arch)
-}
-
-/// Compile a kernel text (`name` names it in the compiler's log) with NVRTC for `arch`, with
-/// the options every vmafgpu kernel needs for CPU-equal numbers: fmad off, no flush to zero,
-/// IEEE division and square root, no fast math.
-#[cfg(feature = "cuda")]
-pub fn compile_source(
-    source: &str,
-    name: &str,
-    arch: &'static str,
-) -> crate::Result<cudarc::nvrtc::Ptx> {
-    // SAFETY: only probes for the shared library (dlopen), calls nothing in it.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(crate::Error::Backend(
-            "NVRTC (libnvrtc.so) is not installed or not on the library path".into(),
-        ));
-    }
-    let opts = cudarc::nvrtc::CompileOptions {
-        ftz: Some(false),
-        prec_sqrt: Some(true),
-        prec_div: Some(true),
-        fmad: Some(false),
-        use_fast_math: None,
-        options: vec!["--std=c++17".into()],
-        arch: Some(arch),
-        name: Some(name.into()),
-        ..Default::default()
-    };
-    cudarc::nvrtc::compile_ptx_with_opts(source, opts)
-        .map_err(|e| crate::Error::Backend(format!("{name}: kernel compilation failed: {e}")))
-}
-
-/// The NVRTC architecture for a device of compute capability `major.minor`.
-#[cfg(feature = "cuda")]
-pub fn arch_name(major: i32, minor: i32) -> &'static str {
-    match (major, minor) {
-        (7, 5) => "compute_75",
-        (8, 0) => "compute_80",
-        (8, 6) => "compute_86",
-        (8, 7) => "compute_87",
-        (8, 9) => "compute_89",
-        (9, 0) => "compute_90",
-        (10, 0) => "compute_100",
-        (12, 0) => "compute_120",
-        // Anything newer runs PTX of the newest listed architecture it supports; older GPUs
-        // are below what CUDA 13 supports anyway.
-        (m, _) if m >= 10 => "compute_100",
-        _ => "compute_75",
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,597 @@
+//! The companion kernels' launch vocabulary: the kernel list with each kernel's C signature, an
+//! argument (a region of the device arena or a scalar), a launch, and the check of a launch
+//! against its signature and the arena. Each launch is built by one typed function per kernel
+//! (the `launch_*` functions below) that checks the sizes of the regions it names; the kernels
+//! index only inside the sizes passed to them. No driver here: the CUDA backend and the CPU
+//! emulation (tests/companion_emulated.rs) execute the same launches.
+
+use crate::error::{Error, Result};
+use crate::features::{psnr_hvs, ssim};
+
+/// Threads per block of every companion kernel (`VG_BLOCK` in compat.h).
+pub const BLOCK: u32 = 256;
+
+/// `PSNR_ITEMS` in kernels/psnr.cu.
+pub(crate) const PSNR_ITEMS: usize = 8;
+
+/// The companion kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    PsnrSse,
+    SsimLoad,
+    SsimDecimateLpf,
+    SsimHconv,
+    SsimTerms,
+    SsimTermsCs,
+    PsnrHvsBlocks,
+    HvsChunkSums,
+    HvsPrefix,
+    HvsChunkBands,
+    HvsSeq,
+    CiedePixels,
+    CiedeLabTable,
+    CiedePixelsTable,
+    WidenU8,
+    SplitUvU8,
+    SplitUvU16,
+}
+
+/// The C type of a kernel parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    Ptr,
+    I32,
+    F32,
+}
+
+impl Kernel {
+    pub const ALL: [Kernel; 17] = [
+        Kernel::PsnrSse,
+        Kernel::SsimLoad,
+        Kernel::SsimDecimateLpf,
+        Kernel::SsimHconv,
+        Kernel::SsimTerms,
+        Kernel::SsimTermsCs,
+        Kernel::PsnrHvsBlocks,
+        Kernel::HvsChunkSums,
+        Kernel::HvsPrefix,
+        Kernel::HvsChunkBands,
+        Kernel::HvsSeq,
+        Kernel::CiedePixels,
+        Kernel::CiedeLabTable,
+        Kernel::CiedePixelsTable,
+        Kernel::WidenU8,
+        Kernel::SplitUvU8,
+        Kernel::SplitUvU16,
+    ];
+
+    /// The `extern "C"` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::PsnrSse => "psnr_sse",
+            Kernel::SsimLoad => "ssim_load",
+            Kernel::SsimDecimateLpf => "ssim_decimate_lpf",
+            Kernel::SsimHconv => "ssim_hconv",
+            Kernel::SsimTerms => "ssim_terms",
+            Kernel::SsimTermsCs => "ssim_terms_cs",
+            Kernel::PsnrHvsBlocks => "psnr_hvs_blocks",
+            Kernel::HvsChunkSums => "hvs_chunk_sums",
+            Kernel::HvsPrefix => "hvs_prefix",
+            Kernel::HvsChunkBands => "hvs_chunk_bands",
+            Kernel::HvsSeq => "hvs_seq",
+            Kernel::CiedePixels => "ciede_pixels",
+            Kernel::CiedeLabTable => "ciede_lab_table",
+            Kernel::CiedePixelsTable => "ciede_pixels_table",
+            Kernel::WidenU8 => "widen_u8",
+            Kernel::SplitUvU8 => "split_uv_u8",
+            Kernel::SplitUvU16 => "split_uv_u16",
+        }
+    }
+
+    /// The parameter list of the kernel's C signature.
+    pub fn signature(self) -> &'static [ArgKind] {
+        use ArgKind::*;
+        match self {
+            Kernel::PsnrSse => &[Ptr, Ptr, I32, Ptr],
+            Kernel::SsimLoad => &[Ptr, I32, I32, I32, I32, F32, I32, I32, Ptr],
+            Kernel::SsimDecimateLpf => &[Ptr, I32, I32, I32, I32, Ptr],
+            Kernel::SsimHconv => &[Ptr, Ptr, I32, I32, Ptr],
+            Kernel::SsimTerms => &[Ptr, I32, I32, F32, F32, F32, Ptr, Ptr, Ptr, Ptr],
+            Kernel::SsimTermsCs => &[Ptr, I32, I32, F32, F32, Ptr, Ptr, Ptr],
+            Kernel::PsnrHvsBlocks => &[Ptr, Ptr, I32, I32, Ptr, Ptr, Ptr],
+            Kernel::SplitUvU8 | Kernel::SplitUvU16 => &[Ptr, I32, Ptr, Ptr],
+            Kernel::HvsChunkSums | Kernel::HvsPrefix | Kernel::HvsChunkBands | Kernel::WidenU8 => {
+                &[Ptr, I32, Ptr]
+            }
+            Kernel::HvsSeq => &[Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr, Ptr, I32, Ptr],
+            Kernel::CiedePixels => &[
+                Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr,
+            ],
+            Kernel::CiedeLabTable => &[Ptr],
+            Kernel::CiedePixelsTable => &[
+                Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr, Ptr,
+            ],
+        }
+    }
+}
+
+/// A byte range of the device arena.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Region {
+    pub off: usize,
+    pub bytes: usize,
+}
+
+/// One kernel argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KArg {
+    /// Device pointer to the start of an arena region.
+    Ptr(Region),
+    I32(i32),
+    F32(f32),
+}
+
+impl KArg {
+    fn kind(&self) -> ArgKind {
+        match self {
+            KArg::Ptr(_) => ArgKind::Ptr,
+            KArg::I32(_) => ArgKind::I32,
+            KArg::F32(_) => ArgKind::F32,
+        }
+    }
+}
+
+/// One launch: `grid.0 x grid.1` blocks of [`BLOCK`] threads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    pub kernel: Kernel,
+    pub grid: (u32, u32),
+    pub args: Vec<KArg>,
+    /// The metric the launch belongs to (for timings).
+    pub metric: &'static str,
+}
+
+/// Check a launch against its kernel's signature and the arena size.
+pub fn check_launch(l: &Launch, arena: usize) -> Result<()> {
+    let sig = l.kernel.signature();
+    if l.args.len() != sig.len() || l.args.iter().zip(sig).any(|(a, k)| a.kind() != *k) {
+        return Err(Error::Backend(format!(
+            "CUDA companions: launch of {} with arguments {:?}",
+            l.kernel.name(),
+            l.args
+        )));
+    }
+    for a in &l.args {
+        if let KArg::Ptr(r) = a
+            && r.off + r.bytes > arena
+        {
+            return Err(Error::Backend(format!(
+                "CUDA companions: {} names {r:?} beyond the {arena}-byte arena",
+                l.kernel.name()
+            )));
+        }
+    }
+    if l.grid.0 == 0 || l.grid.1 == 0 || l.grid.1 > 65535 || l.grid.0 > i32::MAX as u32 {
+        return Err(Error::Backend(format!(
+            "CUDA companions: {} with grid {:?}",
+            l.kernel.name(),
+            l.grid
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn blocks(n: usize, per_block: usize) -> u32 {
+    n.div_ceil(per_block) as u32
+}
+
+pub(crate) fn need(r: Region, bytes: usize, what: &str) {
+    assert!(
+        r.bytes >= bytes,
+        "{what}: region of {} bytes, {bytes} needed",
+        r.bytes
+    );
+}
+
+/// `psnr_sse`: adds the SSE of the `n` samples of `r` and `d` (u16) to the u64 at `out`.
+/// The kernel reads `r[i]`, `d[i]` for `i < n` only and writes only `*out`.
+pub(crate) fn launch_psnr_sse(r: Region, d: Region, n: usize, out: Region) -> Launch {
+    need(r, 2 * n, "psnr_sse ref");
+    need(d, 2 * n, "psnr_sse dis");
+    need(out, 8, "psnr_sse out");
+    assert!(n > 0 && n <= i32::MAX as usize);
+    Launch {
+        kernel: Kernel::PsnrSse,
+        grid: (blocks(n, BLOCK as usize * PSNR_ITEMS), 1),
+        args: vec![
+            KArg::Ptr(r),
+            KArg::Ptr(d),
+            KArg::I32(n as i32),
+            KArg::Ptr(out),
+        ],
+        metric: "psnr",
+    }
+}
+
+/// `split_uv_u8` / `split_uv_u16`: `src` holds `n` Cb,Cr pairs (bytes where `narrow`, else u16),
+/// `u` and `v` receive `n` u16 each; reads and writes below `n` pairs only.
+pub(crate) fn launch_split_uv(src: Region, n: usize, narrow: bool, u: Region, v: Region) -> Launch {
+    need(src, 2 * n * if narrow { 1 } else { 2 }, "split_uv src");
+    need(u, 2 * n, "split_uv u");
+    need(v, 2 * n, "split_uv v");
+    assert!(n > 0);
+    Launch {
+        kernel: if narrow {
+            Kernel::SplitUvU8
+        } else {
+            Kernel::SplitUvU16
+        },
+        grid: (blocks(n, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(src),
+            KArg::I32(i32_of(n)),
+            KArg::Ptr(u),
+            KArg::Ptr(v),
+        ],
+        metric: "upload",
+    }
+}
+
+/// `widen_u8`: `src` holds `n` bytes, `dst` receives `n` u16; reads and writes below `n` only.
+pub(crate) fn launch_widen_u8(src: Region, n: usize, dst: Region) -> Launch {
+    need(src, n, "widen_u8 src");
+    need(dst, 2 * n, "widen_u8 dst");
+    assert!(n > 0);
+    Launch {
+        kernel: Kernel::WidenU8,
+        grid: (blocks(n.div_ceil(4), BLOCK as usize), 1),
+        args: vec![KArg::Ptr(src), KArg::I32(i32_of(n)), KArg::Ptr(dst)],
+        metric: "upload",
+    }
+}
+
+pub(crate) fn i32_of(v: usize) -> i32 {
+    assert!(v <= i32::MAX as usize, "size {v} beyond int");
+    v as i32
+}
+
+/// `ssim_load`: `src` is a `w` x `h` u16 plane, `dst` receives `sw` x `sh` floats (the plane
+/// as floats at scale 1, else its decimation by `scale` with the box filter). Reads of `src` are
+/// mirrored into `0..w` x `0..h` (one reflection: `scale / 2 < w, h`); writes `dst[i]`,
+/// `i < sw * sh`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn launch_ssim_load(
+    metric: &'static str,
+    src: Region,
+    (w, h, bpc): (usize, usize, u8),
+    scale: usize,
+    tap: f32,
+    (sw, sh): (usize, usize),
+    dst: Region,
+) -> Launch {
+    need(src, 2 * w * h, "ssim_load src");
+    need(dst, 4 * sw * sh, "ssim_load dst");
+    assert!(scale >= 1 && scale / 2 < w.min(h) && (8..=16).contains(&bpc));
+    assert!(scale > 1 || (sw, sh) == (w, h));
+    Launch {
+        kernel: Kernel::SsimLoad,
+        grid: (
+            blocks(
+                if scale == 1 {
+                    (sw * sh).div_ceil(4)
+                } else {
+                    sw * sh
+                },
+                BLOCK as usize,
+            ),
+            1,
+        ),
+        args: vec![
+            KArg::Ptr(src),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::I32(i32::from(bpc)),
+            KArg::I32(i32_of(scale)),
+            KArg::F32(tap),
+            KArg::I32(i32_of(sw)),
+            KArg::I32(i32_of(sh)),
+            KArg::Ptr(dst),
+        ],
+        metric,
+    }
+}
+
+/// `SSIM_DW` in kernels/ssim.cu: `ssim_decimate_lpf`'s tiles are `SSIM_DW` x
+/// `BLOCK / SSIM_DW` outputs.
+pub(crate) const SSIM_DW: usize = 32;
+
+/// `ssim_decimate_lpf`: `src` is `w` x `h` floats, `dst` receives the `sw` x `sh` level below
+/// (`w / 2 + (w & 1)`...). Reads are mirrored into the image (4 < w, h: levels are >= 11).
+pub(crate) fn launch_ssim_decimate_lpf(src: Region, (w, h): (usize, usize), dst: Region) -> Launch {
+    let (sw, sh) = (w / 2 + (w & 1), h / 2 + (h & 1));
+    need(src, 4 * w * h, "ssim_decimate_lpf src");
+    need(dst, 4 * sw * sh, "ssim_decimate_lpf dst");
+    assert!(w > 4 && h > 4);
+    let tiles = sw.div_ceil(SSIM_DW) * sh.div_ceil(BLOCK as usize / SSIM_DW);
+    Launch {
+        kernel: Kernel::SsimDecimateLpf,
+        grid: (i32_of(tiles) as u32, 1),
+        args: vec![
+            KArg::Ptr(src),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::I32(i32_of(sw)),
+            KArg::I32(i32_of(sh)),
+            KArg::Ptr(dst),
+        ],
+        metric: "ms_ssim",
+    }
+}
+
+/// `ssim_hconv`: `r`, `d` are `w` x `h` floats (w, h >= 11), `out` receives 5 planes of
+/// `(w - 10) x h` floats.
+pub(crate) fn launch_ssim_hconv(
+    metric: &'static str,
+    r: Region,
+    d: Region,
+    (w, h): (usize, usize),
+    out: Region,
+) -> Launch {
+    assert!(w >= 11 && h >= 11);
+    need(r, 4 * w * h, "ssim_hconv r");
+    need(d, 4 * w * h, "ssim_hconv d");
+    need(out, 4 * 5 * (w - 10) * h, "ssim_hconv out");
+    Launch {
+        kernel: Kernel::SsimHconv,
+        grid: (blocks((w - 10) * h, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(r),
+            KArg::Ptr(d),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::Ptr(out),
+        ],
+        metric,
+    }
+}
+
+/// `SSIM_TW`, `SSIM_TY` in kernels/ssim.cu: `ssim_terms`' tiles are `SSIM_TW` x
+/// `BLOCK / SSIM_TW * SSIM_TY` pixels, `SSIM_TY` of a column a thread.
+pub(crate) const SSIM_TW: usize = 32;
+pub(crate) const SSIM_TY: usize = 4;
+
+/// `ssim_terms`' blocks for terms of `dw` x `dh`: one per tile.
+pub(crate) fn ssim_tiles((dw, dh): (usize, usize)) -> usize {
+    dw.div_ceil(SSIM_TW) * dh.div_ceil(BLOCK as usize / SSIM_TW * SSIM_TY)
+}
+
+/// `ssim_terms`, or `ssim_terms_cs` where the terms have no `l` region: `hc` holds 5 planes of
+/// `dw` x `h` floats (h >= 11); `l` (if any), `c` receive `dw * (h - 10)` doubles, `s` as many
+/// floats, `part` [`Terms::parts`] doubles per block.
+pub(crate) fn launch_ssim_terms(
+    metric: &'static str,
+    hc: Region,
+    (dw, h): (usize, usize),
+    terms: Terms,
+) -> Launch {
+    assert!(h >= 11 && dw >= 1);
+    let n = dw * (h - 10);
+    need(hc, 4 * 5 * dw * h, "ssim_terms hc");
+    if let Some(l) = terms.l {
+        need(l, 8 * n, "ssim_terms l");
+    }
+    need(terms.c, 8 * n, "ssim_terms c");
+    need(terms.s, 4 * n, "ssim_terms s");
+    assert_eq!(terms.n, n);
+    assert_eq!(terms.blocks, ssim_tiles((dw, h - 10)));
+    need(
+        terms.part,
+        8 * terms.parts() * terms.blocks,
+        "ssim_terms part",
+    );
+    let (c1, c2, c3) = ssim::ssim_constants();
+    let mut args = vec![KArg::Ptr(hc), KArg::I32(i32_of(dw)), KArg::I32(i32_of(h))];
+    if terms.l.is_some() {
+        args.push(KArg::F32(c1));
+    }
+    args.extend([KArg::F32(c2), KArg::F32(c3)]);
+    args.extend(terms.l.map(KArg::Ptr));
+    args.extend([
+        KArg::Ptr(terms.c),
+        KArg::Ptr(terms.s),
+        KArg::Ptr(terms.part),
+    ]);
+    Launch {
+        kernel: if terms.l.is_some() {
+            Kernel::SsimTerms
+        } else {
+            Kernel::SsimTermsCs
+        },
+        grid: (i32_of(terms.blocks) as u32, 1),
+        args,
+        metric,
+    }
+}
+
+/// `psnr_hvs_blocks`: `r`, `d` are `w` x `h` u16 planes (w, h >= 8, samples within 12 bits),
+/// `csf` and `mask` 64 floats each; `terms` receives 64 floats per 8x8 block. Reads stay inside
+/// the plane (a block at x0 <= w - 8, y0 <= h - 8).
+pub(crate) fn launch_psnr_hvs_blocks(
+    (r, d): (Region, Region),
+    (w, h): (usize, usize),
+    csf: Region,
+    mask: Region,
+    terms: Region,
+) -> Launch {
+    assert!(w >= 8 && h >= 8);
+    let (bx, by) = psnr_hvs::block_grid(w, h);
+    need(r, 2 * w * h, "psnr_hvs r");
+    need(d, 2 * w * h, "psnr_hvs d");
+    need(csf, 4 * 64, "psnr_hvs csf");
+    need(mask, 4 * 64, "psnr_hvs mask");
+    need(terms, 4 * 64 * bx * by, "psnr_hvs terms");
+    Launch {
+        kernel: Kernel::PsnrHvsBlocks,
+        grid: (blocks(bx * by, HVS_GROUPS), 1),
+        args: vec![
+            KArg::Ptr(r),
+            KArg::Ptr(d),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::Ptr(csf),
+            KArg::Ptr(mask),
+            KArg::Ptr(terms),
+        ],
+        metric: "psnr_hvs",
+    }
+}
+
+/// `HVS_GROUPS` in kernels/psnr_hvs.cu: 8x8 blocks per thread block of `psnr_hvs_blocks` (eight
+/// threads each).
+pub(crate) const HVS_GROUPS: usize = BLOCK as usize / 8;
+
+/// `HVS_CHUNK` and `HVS_ROW` in kernels/psnr_hvs.cu: terms per chunk of the float-sum tables,
+/// and u64 per chunk in them.
+pub(crate) const HVS_CHUNK: usize = 2048;
+pub(crate) const HVS_ROW: usize = 18;
+
+/// Bytes of the tables of [`launch_hvs_chunk`] for `n` terms: two doubles per chunk (sums,
+/// prefix sums), then `HVS_ROW` u64 per chunk.
+pub fn hvs_work_bytes(n: usize) -> usize {
+    8 * n.div_ceil(HVS_CHUNK) * (2 + HVS_ROW)
+}
+
+/// `hvs_chunk_sums` / `hvs_prefix` / `hvs_chunk_bands`: `terms` holds `n` floats, `work` the
+/// tables ([`hvs_work_bytes`]); one block per chunk of `HVS_CHUNK` terms (`hvs_prefix`: one
+/// block), reads below `n` only.
+pub fn launch_hvs_chunk(kernel: Kernel, terms: Region, n: usize, work: Region) -> Launch {
+    assert!(matches!(
+        kernel,
+        Kernel::HvsChunkSums | Kernel::HvsPrefix | Kernel::HvsChunkBands
+    ));
+    assert!(n > 0);
+    need(terms, 4 * n, "hvs terms");
+    need(work, hvs_work_bytes(n), "hvs work");
+    Launch {
+        kernel,
+        grid: (
+            if kernel == Kernel::HvsPrefix {
+                1
+            } else {
+                n.div_ceil(HVS_CHUNK) as u32
+            },
+            1,
+        ),
+        args: vec![KArg::Ptr(terms), KArg::I32(i32_of(n)), KArg::Ptr(work)],
+        metric: "psnr_hvs",
+    }
+}
+
+/// `hvs_seq`: per plane `(terms, work, n)` as for [`launch_hvs_chunk`] (after both), `out`
+/// receives 6 floats (per plane the sum and its validity). One block per plane.
+pub fn launch_hvs_seq(planes: [(Region, Region, usize); 3], out: Region) -> Launch {
+    need(out, 24, "hvs_seq out");
+    let mut args = Vec::new();
+    for (terms, work, n) in planes {
+        need(terms, 4 * n, "hvs_seq terms");
+        need(work, hvs_work_bytes(n), "hvs_seq work");
+        args.extend([KArg::Ptr(terms), KArg::Ptr(work), KArg::I32(i32_of(n))]);
+    }
+    args.push(KArg::Ptr(out));
+    Launch {
+        kernel: Kernel::HvsSeq,
+        grid: (3, 1),
+        args,
+        metric: "psnr_hvs",
+    }
+}
+
+/// `ciede_pixels`: `r`, `d` are the Y, Cb, Cr regions of each side (luma `w` x `h`, chroma
+/// `cw` x `ch`, u16); `part` receives one double per block of [`BLOCK`] pixels. Chroma reads are at
+/// `(min(x / fx, cw - 1), min(y / fy, ch - 1))`, inside the chroma plane.
+/// With `table` (8-bit samples only), each pixel's colour conversions are read from the
+/// table that [`launch_ciede_lab_table`] fills ([`CIEDE_TABLE_BYTES`]; indices below 2^24).
+pub(crate) fn launch_ciede_pixels(
+    r: [Region; 3],
+    d: [Region; 3],
+    (w, h, bpc): (usize, usize, u8),
+    (cw, ch): (usize, usize),
+    (fx, fy): (usize, usize),
+    table: Option<Region>,
+    de: Region,
+) -> Launch {
+    assert!(cw >= 1 && ch >= 1 && (1..=2).contains(&fx) && (1..=2).contains(&fy));
+    if let Some(t) = table {
+        assert_eq!(bpc, 8, "the CIEDE2000 table is for 8-bit samples");
+        need(t, CIEDE_TABLE_BYTES, "ciede table");
+    }
+    for side in [r, d] {
+        need(side[0], 2 * w * h, "ciede luma");
+        need(side[1], 2 * cw * ch, "ciede cb");
+        need(side[2], 2 * cw * ch, "ciede cr");
+    }
+    need(de, 8 * blocks(w * h, BLOCK as usize) as usize, "ciede part");
+    let mut args: Vec<KArg> = r.iter().chain(&d).map(|&x| KArg::Ptr(x)).collect();
+    for v in [w, h, cw, ch, fx, fy, usize::from(bpc)] {
+        args.push(KArg::I32(i32_of(v)));
+    }
+    args.extend(table.map(KArg::Ptr));
+    args.push(KArg::Ptr(de));
+    Launch {
+        kernel: if table.is_some() {
+            Kernel::CiedePixelsTable
+        } else {
+            Kernel::CiedePixels
+        },
+        grid: (blocks(w * h, BLOCK as usize), 1),
+        args,
+        metric: "ciede",
+    }
+}
+
+/// `CIEDE_TABLE_LEN` in kernels/ciede.cu: one entry per 8-bit (Y, Cb, Cr) triple.
+pub(crate) const CIEDE_TABLE_LEN: usize = 1 << 24;
+/// The table's size: four floats (L, a, b and the chroma C*ab) an entry, 16-byte aligned.
+pub const CIEDE_TABLE_BYTES: usize = 16 * CIEDE_TABLE_LEN;
+
+/// `ciede_lab_table`: fills `table` (every entry: the kernel's grid covers exactly
+/// `CIEDE_TABLE_LEN` threads, each writes its own entry's four floats).
+pub(crate) fn launch_ciede_lab_table(table: Region) -> Launch {
+    need(table, CIEDE_TABLE_BYTES, "ciede table");
+    Launch {
+        kernel: Kernel::CiedeLabTable,
+        grid: (blocks(CIEDE_TABLE_LEN, BLOCK as usize), 1),
+        args: vec![KArg::Ptr(table)],
+        metric: "ciede",
+    }
+}
+
+/// Where the per-pixel SSIM terms of one image pair go (`n` pixels), and the per-block sums
+/// that bound their sequential sums (`blocks` blocks of [`Terms::parts`] doubles). Without
+/// `l` the luminance term is not computed (MS-SSIM's levels whose exponent for it is 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Terms {
+    pub(crate) l: Option<Region>,
+    pub(crate) c: Region,
+    pub(crate) s: Region,
+    pub(crate) part: Region,
+    pub(crate) n: usize,
+    pub(crate) blocks: usize,
+}
+
+/// `SSIM_PARTS` in kernels/ssim.cu: per block, for each of l*c*s, l, c, s, the sum, the sum of
+/// magnitudes and the weighted sum of magnitudes ([`ssim::SumBound`]).
+pub(crate) const SSIM_PARTS: usize = 12;
+/// `SSIM_PARTS_CS` in kernels/ssim.cu: `ssim_terms_cs`' sums, those of c and s.
+pub(crate) const SSIM_PARTS_CS: usize = 6;
+
+impl Terms {
+    /// Doubles a block in `part`.
+    pub(crate) fn parts(&self) -> usize {
+        if self.l.is_some() {
+            SSIM_PARTS
+        } else {
+            SSIM_PARTS_CS
+        }
+    }
+}
