@@ -28,7 +28,7 @@
 #define ADM_TW 32
 #define ADM_TH 8
 
-// Must match AdmArgs in src/backend/cuda/kernels.rs (layout test there).
+// Must match AdmArgs in src/backend/gpu/kernels.rs (layout test there).
 struct AdmArgs {
     vg_i32 w, h;              // this scale's input size
     vg_i32 bw, bh;            // band size: (w + 1) / 2, (h + 1) / 2
@@ -49,7 +49,7 @@ struct AdmArgs {
 };
 static_assert(sizeof(AdmArgs) == 152, "AdmArgs layout");
 
-// Must match FinalizeEntry in src/backend/cuda/kernels.rs.
+// Must match FinalizeEntry in src/backend/gpu/kernels.rs.
 struct FinalizeEntry {
     vg_u32 src;      // offset of the first row in `rows`
     vg_u32 begin, end;

@@ -9,7 +9,7 @@
 #define MOT_TW 64
 #define MOT_TH 16
 
-// Must match MotionArgs in src/backend/cuda/kernels.rs.
+// Must match MotionArgs in src/backend/gpu/kernels.rs.
 struct MotionArgs {
     vg_i32 w, h, bpc, pad0;
 };
@@ -81,7 +81,7 @@ motion_u16(const vg_u16 *prev, const vg_u16 *cur, MotionArgs a, vg_u64 *sad) {
 //       aligned (device allocations); adds to *bad the number of threads that saw a sample
 //       with a bit of r.mask set (0 when every sample fits).
 //
-// Must match RangeArgs in src/backend/cuda/kernels.rs.
+// Must match RangeArgs in src/backend/gpu/kernels.rs.
 struct RangeArgs {
     vg_u32 n;    // samples per plane, <= 15360 x 8640 < 2^28: no index below wraps
     vg_u32 mask; // 0xffff << bpc, in the low 16 bits
@@ -112,7 +112,7 @@ range_u16(const vg_u16 *__restrict__ a, const vg_u16 *__restrict__ b, RangeArgs 
 //       any grid, VG_BLOCK threads; p holds a.n compact 2-byte words, 8-byte aligned (a device
 //       allocation); p[i] = p[i] >> a.shift for i < a.n, four words at a time.
 //
-// Must match ShiftArgs in src/backend/cuda/kernels.rs.
+// Must match ShiftArgs in src/backend/gpu/kernels.rs.
 struct ShiftArgs {
     vg_u32 n;     // words, <= 2^31 (the plan's bound): no index below wraps
     vg_u32 shift; // 1..7 (16 - bpc for bpc 9..15)

@@ -15,7 +15,7 @@
 #define VIF_TW 64
 #define VIF_TH 16
 
-// Must match VifArgs in src/backend/cuda/kernels.rs (layout test there).
+// Must match VifArgs in src/backend/gpu/kernels.rs (layout test there).
 struct VifArgs {
     vg_i32 w, h;          // this scale's size
     vg_u32 mu_round;      // vertical rounding of mu and of the subsample filter:

@@ -2,7 +2,7 @@
 //
 // The kernels are compiled as ordinary C++: a block's VG_BLOCK threads are real threads of a
 // pool, __syncthreads() is a barrier, __shared__ memory is a static (blocks run one at a time),
-// atomics are host atomics. It runs the launch list of a frame plan (src/backend/cuda/plan.rs)
+// atomics are host atomics. It runs the launch list of a frame plan (src/backend/gpu/plan.rs)
 // written by the test, and prints nothing but the requested result bytes to stdout. Slow, but
 // it lets a machine without a GPU check the kernels against the CPU reference bit for bit.
 //
