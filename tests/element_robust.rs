@@ -435,3 +435,53 @@ fn start_errors_name_what_failed_and_the_cpu_fallback_warns() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Every property is settable only in NULL or READY (its spec says so): set while the element
+/// runs it is refused with a warning, reads back as the value in effect, and changes nothing;
+/// back in NULL it can be set again.
+#[test]
+fn properties_set_while_running_are_refused_and_read_back_as_in_effect() {
+    let info = i420();
+    let (r, d) = clip(&info, 4);
+    let mut rig = rig(&[], &info.to_caps().unwrap());
+    rig.r.push(r[0].clone()).unwrap();
+    rig.d.push(d[0].clone()).unwrap();
+    assert!(rig.element.current_state() > gst::State::Ready);
+    rig.element.set_property("window", 1u32);
+    rig.element.set_property("frame-message", false);
+    let mut bad = Vec::new();
+    if rig.element.property::<u32>("window") != 0 {
+        bad.push("window reads back the refused 1".to_string());
+    }
+    if !rig.element.property::<bool>("frame-message") {
+        bad.push("frame-message reads back the refused false".to_string());
+    }
+    for i in 1..4 {
+        rig.r.push(r[i].clone()).unwrap();
+        rig.d.push(d[i].clone()).unwrap();
+    }
+    rig.finish();
+    let m = rig.messages();
+    if m.frames.len() != 4 || !m.windows.is_empty() {
+        bad.push(format!(
+            "{} frame and {} window messages: the refused values took effect",
+            m.frames.len(),
+            m.windows.len()
+        ));
+    }
+    for name in ["window", "frame-message"] {
+        let named = m
+            .warnings
+            .iter()
+            .any(|(w, _)| w.contains(name) && w.contains("NULL or READY"));
+        if !named {
+            bad.push(format!("no warning naming {name}: {:?}", m.warnings));
+        }
+    }
+    rig.element.set_state(gst::State::Null).unwrap();
+    rig.element.set_property("window", 3u32);
+    if rig.element.property::<u32>("window") != 3 {
+        bad.push("window cannot be set again in NULL".to_string());
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex};
 use std::time::Instant;
 
@@ -181,6 +182,9 @@ pub struct VmafGpu {
     ref_pad: gst_base::AggregatorPad,
     dist_pad: gst_base::AggregatorPad,
     settings: Mutex<Settings>,
+    /// The settings are in use (from start() until stop()): every property is settable only in
+    /// NULL or READY, so `set_property` refuses them meanwhile. Changed with `settings` locked.
+    settings_in_use: AtomicBool,
     state: Mutex<Option<State>>,
 }
 
@@ -199,6 +203,7 @@ impl ObjectSubclass for VmafGpu {
             ref_pad,
             dist_pad,
             settings: Mutex::default(),
+            settings_in_use: AtomicBool::new(false),
             state: Mutex::default(),
         }
     }
@@ -212,7 +217,23 @@ impl ObjectImpl for VmafGpu {
 
     fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
         let name = pspec.name();
-        self.settings.lock().unwrap().set(name, value);
+        let mut settings = self.settings.lock().unwrap();
+        // Every property is read once, at start (their specs say mutable_ready): a value set
+        // while the element runs would not be in effect, so it is refused and reads back as
+        // the value in effect.
+        if self.settings_in_use.load(Ordering::Acquire) {
+            let in_effect = settings.get(name);
+            drop(settings);
+            let msg = format!(
+                "property '{name}' can only be set in the NULL or READY state: {value:?} \
+                 ignored while the element runs, {in_effect:?} stays in effect"
+            );
+            gst::warning!(CAT, imp = self, "{msg}");
+            gst::element_imp_warning!(self, gst::LibraryError::Settings, ("{}", msg));
+            return;
+        }
+        settings.set(name, value);
+        drop(settings);
         gst::info!(CAT, imp = self, "{name} set to {:?}", value);
     }
 
@@ -921,9 +942,9 @@ impl VmafGpu {
     }
 }
 
-impl AggregatorImpl for VmafGpu {
-    fn start(&self) -> Result<(), gst::ErrorMessage> {
-        let settings = self.settings.lock().unwrap().clone();
+impl VmafGpu {
+    /// start() with the settings taken: engine, checks, report target, state.
+    fn start_with(&self, settings: Settings) -> Result<(), gst::ErrorMessage> {
         let cfg = self.build_config(&settings)?;
         gst::debug!(CAT, imp = self, "starting with {cfg:?}");
         let scorer = engine::Scorer::new(cfg).map_err(|e| {
@@ -1048,10 +1069,31 @@ impl AggregatorImpl for VmafGpu {
         });
         Ok(())
     }
+}
+
+impl AggregatorImpl for VmafGpu {
+    fn start(&self) -> Result<(), gst::ErrorMessage> {
+        let settings = {
+            let guard = self.settings.lock().unwrap();
+            self.settings_in_use.store(true, Ordering::Release);
+            guard.clone()
+        };
+        let r = self.start_with(settings);
+        if r.is_err() {
+            // the element stays in READY, where the properties can be set again
+            let _guard = self.settings.lock().unwrap();
+            self.settings_in_use.store(false, Ordering::Release);
+        }
+        r
+    }
 
     fn stop(&self) -> Result<(), gst::ErrorMessage> {
         let state = self.state.lock().unwrap().take();
         drop(state);
+        {
+            let _guard = self.settings.lock().unwrap();
+            self.settings_in_use.store(false, Ordering::Release);
+        }
         gst::debug!(CAT, imp = self, "stopped");
         Ok(())
     }
