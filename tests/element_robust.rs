@@ -485,3 +485,45 @@ fn properties_set_while_running_are_refused_and_read_back_as_in_effect() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// The pooled `duration` spans every segment in running time: six frames, then (a size
+/// change, or the same size: a concatenation) a new segment whose timestamps start again at 0
+/// with its running time after the first part, four frames. 400 ms, not the last part's 160.
+#[test]
+fn the_pooled_duration_covers_every_segment() {
+    let first = i420();
+    let mut bad = Vec::new();
+    for second in [info(VideoFormat::I420, 80, 64), i420()] {
+        let mut rig = rig(&[("frame-message", "false")], &first.to_caps().unwrap());
+        let (r, d) = clip(&first, 6);
+        for i in 0..6 {
+            rig.r.push(r[i].clone()).unwrap();
+            rig.d.push(d[i].clone()).unwrap();
+        }
+        let mut seg = gst::FormattedSegment::<gst::ClockTime>::new();
+        seg.set_base(FRAME * 6);
+        for h in [&mut rig.r, &mut rig.d] {
+            h.set_src_caps(second.to_caps().unwrap());
+            h.push_event(gst::event::Segment::new(&seg));
+        }
+        let (r, d) = clip(&second, 4);
+        for i in 0..4 {
+            rig.r.push(r[i].clone()).unwrap();
+            rig.d.push(d[i].clone()).unwrap();
+        }
+        rig.finish();
+        let m = rig.messages();
+        assert!(m.errors.is_empty(), "{:?}", m.errors);
+        let p = &m.pooled[0];
+        let got = (p.scores.frames, p.timing.running_time, p.timing.duration);
+        let want = (10, Some(gst::ClockTime::ZERO), Some(FRAME * 10));
+        if got != want {
+            bad.push(format!(
+                "{}x{} second part: (frames, running time, duration) {got:?}, expected {want:?}",
+                second.width(),
+                second.height()
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -52,7 +52,14 @@ struct FrameMeta {
 struct Span {
     pool: MetricPool,
     first: Option<FrameMeta>,
+    /// End of the last frame's timestamp (the duration where frames have no running time).
     end: Option<gst::ClockTime>,
+    /// Running time covered by earlier runs: a run ends where running time goes back (a
+    /// flushing seek restarts it), and the duration is the sum of the runs.
+    covered: gst::ClockTime,
+    /// The current run in running time: its first frame's start, its last frame's start, and
+    /// the latest frame end.
+    run: Option<(gst::ClockTime, gst::ClockTime, gst::ClockTime)>,
 }
 
 impl Span {
@@ -61,20 +68,33 @@ impl Span {
         if self.first.is_none() {
             self.first = Some(meta);
         }
-        let end = meta
-            .timing
-            .timestamp
-            .map(|t| t + meta.timing.duration.unwrap_or(gst::ClockTime::ZERO));
+        let duration = meta.timing.duration.unwrap_or(gst::ClockTime::ZERO);
+        let end = meta.timing.timestamp.map(|t| t + duration);
         if end.is_some() {
             self.end = end;
         }
+        // Running time goes on across segments (a size change, a concatenation), where
+        // timestamps may start again.
+        if let Some(rt) = meta.timing.running_time {
+            let rt_end = rt + duration;
+            self.run = Some(match self.run {
+                Some((start, last, e)) if rt >= last => (start, rt, e.max(rt_end)),
+                Some((start, _, e)) => {
+                    self.covered += e.saturating_sub(start);
+                    (rt, rt, rt_end)
+                }
+                None => (rt, rt, rt_end),
+            });
+        }
     }
 
-    /// Timing of the first frame with the duration up to the last frame's end.
+    /// Timing of the first frame with the duration up to the last frame's end, in running
+    /// time (every segment's frames), else in timestamps.
     fn timing(&self) -> Timing {
         let mut t = self.first.map(|m| m.timing).unwrap_or_default();
-        t.duration = match (t.timestamp, self.end) {
-            (Some(start), Some(end)) => end.checked_sub(start),
+        t.duration = match (self.run, t.timestamp, self.end) {
+            (Some((start, _, end)), _, _) => Some(self.covered + end.saturating_sub(start)),
+            (None, Some(start), Some(end)) => end.checked_sub(start),
             _ => None,
         };
         t
