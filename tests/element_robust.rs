@@ -527,3 +527,130 @@ fn the_pooled_duration_covers_every_segment() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// `threads` is capped at a sane number (the property's maximum, documented), and the engine
+/// refuses more with an error (no thread started) instead of trying to start them all.
+#[test]
+fn threads_are_capped() {
+    use gstvmafgpu::engine::{BackendKind, MAX_THREADS, Scorer};
+    init();
+    let element = gst::ElementFactory::make("vmafgpu").build().unwrap();
+    let pspec = element.find_property("threads").unwrap();
+    let max = pspec
+        .downcast_ref::<gst::glib::ParamSpecUInt>()
+        .unwrap()
+        .maximum();
+    assert_eq!(max as usize, MAX_THREADS, "the property's maximum");
+    assert_eq!(MAX_THREADS, 256, "the number README documents");
+    let cfg = ScorerConfig {
+        threads: MAX_THREADS + 1,
+        backend: BackendKind::Cpu,
+        ..ScorerConfig::default()
+    };
+    match Scorer::new(cfg) {
+        Ok(_) => panic!("{} threads were started", MAX_THREADS + 1),
+        Err(e) => assert!(e.to_string().contains("256"), "{e}"),
+    }
+}
+
+/// Set this process's address-space limit (RLIMIT_AS) to `bytes`.
+fn limit_address_space(bytes: u64) {
+    #[repr(C)]
+    struct Rlimit {
+        cur: u64,
+        max: u64,
+    }
+    unsafe extern "C" {
+        fn setrlimit(resource: i32, rlim: *const Rlimit) -> i32;
+    }
+    const RLIMIT_AS: i32 = 9;
+    let lim = Rlimit {
+        cur: bytes,
+        max: bytes,
+    };
+    // SAFETY: setrlimit reads one rlimit struct, which lives for the call.
+    assert_eq!(unsafe { setrlimit(RLIMIT_AS, &lim) }, 0, "setrlimit");
+}
+
+fn vm_size() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmSize:")).unwrap();
+    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb * 1024
+}
+
+const ALLOC_CHILD: &str = "VMAFGPU_ROBUST_ALLOC_CHILD";
+
+/// The child of `a_frame_too_large_for_memory_is_an_error_message`: one 16384x16384 GRAY8 pair
+/// into a running element, the address space then limited to what it uses plus `margin_mib`;
+/// prints the error messages.
+fn alloc_child(margin_mib: u64) {
+    let info = info(VideoFormat::Gray8, 16384, 16384);
+    let mut rig = rig(&[("threads", "1")], &info.to_caps().unwrap());
+    let buf = |i: u64| {
+        // fresh anonymous memory: zero samples, and nothing touched until read
+        let mut b = gst::Buffer::with_size(info.size()).unwrap();
+        b.get_mut().unwrap().set_pts(FRAME * i);
+        b
+    };
+    let (r, d) = (buf(0), buf(0));
+    assert!(rig.element.current_state() > gst::State::Ready);
+    limit_address_space(vm_size() + (margin_mib << 20));
+    let _ = rig.r.push(r);
+    let _ = rig.d.push(d);
+    rig.r.push_event(gst::event::Eos::new());
+    rig.d.push_event(gst::event::Eos::new());
+    let error = rig
+        .bus
+        .timed_pop_filtered(gst::ClockTime::from_seconds(60), &[gst::MessageType::Error]);
+    match error.as_ref().map(|m| m.view()) {
+        Some(gst::MessageView::Error(e)) => println!("ERROR: {} ({:?})", e.error(), e.debug()),
+        _ => println!("NO ERROR"),
+    }
+}
+
+/// A frame too large for the memory there is (16384x16384 under an address-space limit) is an
+/// error message on the bus, whichever allocation fails (the engine's copy of the planes, or the
+/// features' scratch planes), not an abort of the host process. Run in a child process.
+#[test]
+fn a_frame_too_large_for_memory_is_an_error_message() {
+    if let Ok(margin) = std::env::var(ALLOC_CHILD) {
+        alloc_child(margin.parse().unwrap());
+        return;
+    }
+    let mut bad = Vec::new();
+    // 256 MiB: the 512 MiB copy of a plane fails; 1536 MiB: both copies fit, the VIF and ADM
+    // scratch planes do not
+    for margin in [256, 1536] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_frame_too_large_for_memory_is_an_error_message",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(ALLOC_CHILD, margin.to_string())
+            // no backtrace of the worker's panic: printing one allocates, and with the memory
+            // used up it could fail in turn (and deadlock on the backtrace lock)
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // (after the test harness's "test ... " on the same line)
+        let error = stdout
+            .lines()
+            .find_map(|l| l.find("ERROR: ").map(|i| &l[i..]));
+        match error {
+            _ if !out.status.success() => bad.push(format!(
+                "margin {margin} MiB: the child ended with {}:\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )),
+            Some(e) if e.contains("allocate") => {}
+            _ => bad.push(format!(
+                "margin {margin} MiB: no error naming the allocation: {stdout}"
+            )),
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
