@@ -654,3 +654,63 @@ fn a_frame_too_large_for_memory_is_an_error_message() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Bus messages until the first error (10 s at most), decoded.
+fn messages_until_error(bus: &gst::Bus) -> Messages {
+    let mut m = Messages::default();
+    while let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(10)) {
+        push_message(&mut m, &msg);
+        if !m.errors.is_empty() {
+            break;
+        }
+    }
+    m
+}
+
+/// An error after the first scored frame ends the clip as an out-of-range sample does: a short
+/// buffer at pair 3, or a size change on one pad only: frames 0-2 get their messages and the
+/// pooled message comes before the error.
+#[test]
+fn a_mid_stream_error_finishes_the_clip_before_it() {
+    let info = i420();
+    let mut bad = Vec::new();
+    let dir = scratch("mid-stream");
+    let report = dir.join("r.json");
+    for case in ["short buffer", "size change on one pad"] {
+        let _ = std::fs::remove_file(&report);
+        let props = [("results-filename", report.to_str().unwrap())];
+        let mut rig = rig(&props, &info.to_caps().unwrap());
+        let (r, d) = clip(&info, 5);
+        for i in 0..5 {
+            if i == 3 {
+                if case == "short buffer" {
+                    let mut short = gst::Buffer::with_size(10).unwrap();
+                    short.get_mut().unwrap().set_pts(FRAME * 3);
+                    let _ = rig.r.push(r[i].clone());
+                    let _ = rig.d.push(short);
+                    break;
+                }
+                let other = elementkit::info(VideoFormat::I420, 80, 64);
+                rig.r.set_src_caps(other.to_caps().unwrap());
+            }
+            if rig.r.push(r[i].clone()).is_err() || rig.d.push(d[i].clone()).is_err() {
+                break;
+            }
+        }
+        let m = messages_until_error(&rig.bus);
+        if m.errors.is_empty() || m.order != "fffp" {
+            bad.push(format!(
+                "{case}: messages {:?} before the errors {:?}",
+                m.order, m.errors
+            ));
+        }
+        let text = std::fs::read_to_string(&report).unwrap_or_default();
+        if !text.contains("pooled_metrics") || text.matches("\"frameNum\"").count() != 3 {
+            bad.push(format!(
+                "{case}: the report is not the three frames' one: {text:?}"
+            ));
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -666,6 +666,7 @@ impl VmafGpu {
                     caps_summary(&state.dist_caps)
                 );
                 drop(guard);
+                self.finish_clip_before("caps of the two pads differ");
                 gst::error!(CAT, imp = self, "{msg}");
                 gst::element_imp_error!(self, gst::CoreError::Negotiation, ("{}", msg));
                 return Err(gst::FlowError::NotNegotiated);
@@ -727,6 +728,7 @@ impl VmafGpu {
         let pushed = match frames {
             Ok((r, d)) => self.with_scorer(|s| s.push_frames(r, d))?,
             Err(e) => {
+                self.finish_clip_before("a buffer that cannot be read");
                 gst::element_imp_error!(self, gst::StreamError::Format, ("{}", e));
                 return Err(gst::FlowError::Error);
             }
@@ -803,15 +805,25 @@ impl VmafGpu {
         ) {
             return;
         }
-        gst::debug!(
-            CAT,
-            imp = self,
-            "refused frame: finishing the clip before it ({e})"
-        );
+        self.finish_clip_before(&format!("refused frame ({e})"));
+    }
+
+    /// An error after frames were paired: finish the clip before it as at EOS (the frames'
+    /// messages, the pooled message, the report), so that nothing scored is lost; the caller
+    /// posts the error after.
+    fn finish_clip_before(&self, why: &str) {
+        let paired = {
+            let guard = self.state.lock().unwrap();
+            guard.as_ref().is_some_and(|s| s.next_index > 0)
+        };
+        if !paired {
+            return;
+        }
+        gst::debug!(CAT, imp = self, "{why}: finishing the clip before it");
         let mut out = Output::default();
         match self.end_of_stream(&mut out) {
             Ok(()) => self.post(out),
-            Err(flow) => gst::debug!(CAT, imp = self, "no summary after the refusal: {flow:?}"),
+            Err(flow) => gst::debug!(CAT, imp = self, "no summary before the error: {flow:?}"),
         }
     }
 
