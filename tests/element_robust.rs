@@ -435,3 +435,282 @@ fn start_errors_name_what_failed_and_the_cpu_fallback_warns() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Every property is settable only in NULL or READY (its spec says so): set while the element
+/// runs it is refused with a warning, reads back as the value in effect, and changes nothing;
+/// back in NULL it can be set again.
+#[test]
+fn properties_set_while_running_are_refused_and_read_back_as_in_effect() {
+    let info = i420();
+    let (r, d) = clip(&info, 4);
+    let mut rig = rig(&[], &info.to_caps().unwrap());
+    rig.r.push(r[0].clone()).unwrap();
+    rig.d.push(d[0].clone()).unwrap();
+    assert!(rig.element.current_state() > gst::State::Ready);
+    rig.element.set_property("window", 1u32);
+    rig.element.set_property("frame-message", false);
+    let mut bad = Vec::new();
+    if rig.element.property::<u32>("window") != 0 {
+        bad.push("window reads back the refused 1".to_string());
+    }
+    if !rig.element.property::<bool>("frame-message") {
+        bad.push("frame-message reads back the refused false".to_string());
+    }
+    for i in 1..4 {
+        rig.r.push(r[i].clone()).unwrap();
+        rig.d.push(d[i].clone()).unwrap();
+    }
+    rig.finish();
+    let m = rig.messages();
+    if m.frames.len() != 4 || !m.windows.is_empty() {
+        bad.push(format!(
+            "{} frame and {} window messages: the refused values took effect",
+            m.frames.len(),
+            m.windows.len()
+        ));
+    }
+    for name in ["window", "frame-message"] {
+        let named = m
+            .warnings
+            .iter()
+            .any(|(w, _)| w.contains(name) && w.contains("NULL or READY"));
+        if !named {
+            bad.push(format!("no warning naming {name}: {:?}", m.warnings));
+        }
+    }
+    rig.element.set_state(gst::State::Null).unwrap();
+    rig.element.set_property("window", 3u32);
+    if rig.element.property::<u32>("window") != 3 {
+        bad.push("window cannot be set again in NULL".to_string());
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The pooled `duration` spans every segment in running time: six frames, then (a size
+/// change, or the same size: a concatenation) a new segment whose timestamps start again at 0
+/// with its running time after the first part, four frames. 400 ms, not the last part's 160.
+#[test]
+fn the_pooled_duration_covers_every_segment() {
+    let first = i420();
+    let mut bad = Vec::new();
+    for second in [info(VideoFormat::I420, 80, 64), i420()] {
+        let mut rig = rig(&[("frame-message", "false")], &first.to_caps().unwrap());
+        let (r, d) = clip(&first, 6);
+        for i in 0..6 {
+            rig.r.push(r[i].clone()).unwrap();
+            rig.d.push(d[i].clone()).unwrap();
+        }
+        let mut seg = gst::FormattedSegment::<gst::ClockTime>::new();
+        seg.set_base(FRAME * 6);
+        for h in [&mut rig.r, &mut rig.d] {
+            h.set_src_caps(second.to_caps().unwrap());
+            h.push_event(gst::event::Segment::new(&seg));
+        }
+        let (r, d) = clip(&second, 4);
+        for i in 0..4 {
+            rig.r.push(r[i].clone()).unwrap();
+            rig.d.push(d[i].clone()).unwrap();
+        }
+        rig.finish();
+        let m = rig.messages();
+        assert!(m.errors.is_empty(), "{:?}", m.errors);
+        let p = &m.pooled[0];
+        let got = (p.scores.frames, p.timing.running_time, p.timing.duration);
+        let want = (10, Some(gst::ClockTime::ZERO), Some(FRAME * 10));
+        if got != want {
+            bad.push(format!(
+                "{}x{} second part: (frames, running time, duration) {got:?}, expected {want:?}",
+                second.width(),
+                second.height()
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// `threads` is capped at a sane number (the property's maximum, documented), and the engine
+/// refuses more with an error (no thread started) instead of trying to start them all.
+#[test]
+fn threads_are_capped() {
+    use gstvmafgpu::engine::{BackendKind, MAX_THREADS, Scorer};
+    init();
+    let element = gst::ElementFactory::make("vmafgpu").build().unwrap();
+    let pspec = element.find_property("threads").unwrap();
+    let max = pspec
+        .downcast_ref::<gst::glib::ParamSpecUInt>()
+        .unwrap()
+        .maximum();
+    assert_eq!(max as usize, MAX_THREADS, "the property's maximum");
+    assert_eq!(MAX_THREADS, 256, "the number README documents");
+    let cfg = ScorerConfig {
+        threads: MAX_THREADS + 1,
+        backend: BackendKind::Cpu,
+        ..ScorerConfig::default()
+    };
+    match Scorer::new(cfg) {
+        Ok(_) => panic!("{} threads were started", MAX_THREADS + 1),
+        Err(e) => assert!(e.to_string().contains("256"), "{e}"),
+    }
+}
+
+/// Set this process's address-space limit (RLIMIT_AS) to `bytes`.
+fn limit_address_space(bytes: u64) {
+    #[repr(C)]
+    struct Rlimit {
+        cur: u64,
+        max: u64,
+    }
+    unsafe extern "C" {
+        fn setrlimit(resource: i32, rlim: *const Rlimit) -> i32;
+    }
+    const RLIMIT_AS: i32 = 9;
+    let lim = Rlimit {
+        cur: bytes,
+        max: bytes,
+    };
+    // SAFETY: setrlimit reads one rlimit struct, which lives for the call.
+    assert_eq!(unsafe { setrlimit(RLIMIT_AS, &lim) }, 0, "setrlimit");
+}
+
+fn vm_size() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmSize:")).unwrap();
+    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb * 1024
+}
+
+const ALLOC_CHILD: &str = "VMAFGPU_ROBUST_ALLOC_CHILD";
+
+/// The child of `a_frame_too_large_for_memory_is_an_error_message`: one 16384x16384 GRAY8 pair
+/// into a running element, the address space then limited to what it uses plus `margin_mib`;
+/// prints the error messages.
+fn alloc_child(margin_mib: u64) {
+    let info = info(VideoFormat::Gray8, 16384, 16384);
+    let mut rig = rig(&[("threads", "1")], &info.to_caps().unwrap());
+    let buf = |i: u64| {
+        // fresh anonymous memory: zero samples, and nothing touched until read
+        let mut b = gst::Buffer::with_size(info.size()).unwrap();
+        b.get_mut().unwrap().set_pts(FRAME * i);
+        b
+    };
+    let (r, d) = (buf(0), buf(0));
+    assert!(rig.element.current_state() > gst::State::Ready);
+    limit_address_space(vm_size() + (margin_mib << 20));
+    let _ = rig.r.push(r);
+    let _ = rig.d.push(d);
+    rig.r.push_event(gst::event::Eos::new());
+    rig.d.push_event(gst::event::Eos::new());
+    let error = rig
+        .bus
+        .timed_pop_filtered(gst::ClockTime::from_seconds(60), &[gst::MessageType::Error]);
+    match error.as_ref().map(|m| m.view()) {
+        Some(gst::MessageView::Error(e)) => println!("ERROR: {} ({:?})", e.error(), e.debug()),
+        _ => println!("NO ERROR"),
+    }
+}
+
+/// A frame too large for the memory there is (16384x16384 under an address-space limit) is an
+/// error message on the bus, whichever allocation fails (the engine's copy of the planes, or the
+/// features' scratch planes), not an abort of the host process. Run in a child process.
+#[test]
+fn a_frame_too_large_for_memory_is_an_error_message() {
+    if let Ok(margin) = std::env::var(ALLOC_CHILD) {
+        alloc_child(margin.parse().unwrap());
+        return;
+    }
+    let mut bad = Vec::new();
+    // 256 MiB: the 512 MiB copy of a plane fails; 1536 MiB: both copies fit, the VIF and ADM
+    // scratch planes do not
+    for margin in [256, 1536] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_frame_too_large_for_memory_is_an_error_message",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(ALLOC_CHILD, margin.to_string())
+            // no backtrace of the worker's panic: printing one allocates, and with the memory
+            // used up it could fail in turn (and deadlock on the backtrace lock)
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // (after the test harness's "test ... " on the same line)
+        let error = stdout
+            .lines()
+            .find_map(|l| l.find("ERROR: ").map(|i| &l[i..]));
+        match error {
+            _ if !out.status.success() => bad.push(format!(
+                "margin {margin} MiB: the child ended with {}:\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )),
+            Some(e) if e.contains("allocate") => {}
+            _ => bad.push(format!(
+                "margin {margin} MiB: no error naming the allocation: {stdout}"
+            )),
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Bus messages until the first error (10 s at most), decoded.
+fn messages_until_error(bus: &gst::Bus) -> Messages {
+    let mut m = Messages::default();
+    while let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(10)) {
+        push_message(&mut m, &msg);
+        if !m.errors.is_empty() {
+            break;
+        }
+    }
+    m
+}
+
+/// An error after the first scored frame ends the clip as an out-of-range sample does: a short
+/// buffer at pair 3, or a size change on one pad only: frames 0-2 get their messages and the
+/// pooled message comes before the error.
+#[test]
+fn a_mid_stream_error_finishes_the_clip_before_it() {
+    let info = i420();
+    let mut bad = Vec::new();
+    let dir = scratch("mid-stream");
+    let report = dir.join("r.json");
+    for case in ["short buffer", "size change on one pad"] {
+        let _ = std::fs::remove_file(&report);
+        let props = [("results-filename", report.to_str().unwrap())];
+        let mut rig = rig(&props, &info.to_caps().unwrap());
+        let (r, d) = clip(&info, 5);
+        for i in 0..5 {
+            if i == 3 {
+                if case == "short buffer" {
+                    let mut short = gst::Buffer::with_size(10).unwrap();
+                    short.get_mut().unwrap().set_pts(FRAME * 3);
+                    let _ = rig.r.push(r[i].clone());
+                    let _ = rig.d.push(short);
+                    break;
+                }
+                let other = elementkit::info(VideoFormat::I420, 80, 64);
+                rig.r.set_src_caps(other.to_caps().unwrap());
+            }
+            if rig.r.push(r[i].clone()).is_err() || rig.d.push(d[i].clone()).is_err() {
+                break;
+            }
+        }
+        let m = messages_until_error(&rig.bus);
+        if m.errors.is_empty() || m.order != "fffp" {
+            bad.push(format!(
+                "{case}: messages {:?} before the errors {:?}",
+                m.order, m.errors
+            ));
+        }
+        let text = std::fs::read_to_string(&report).unwrap_or_default();
+        if !text.contains("pooled_metrics") || text.matches("\"frameNum\"").count() != 3 {
+            bad.push(format!(
+                "{case}: the report is not the three frames' one: {text:?}"
+            ));
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -85,6 +85,11 @@ impl Default for ModelSource {
     }
 }
 
+/// The most CPU worker threads a scorer starts ([`ScorerConfig::threads`]; more is refused
+/// with [`Error::State`]): each holds a frame's buffers, and beyond the cores there are to run
+/// them more only cost memory.
+pub const MAX_THREADS: usize = 256;
+
 /// Scorer settings.
 #[derive(Clone, Debug)]
 pub struct ScorerConfig {
@@ -93,7 +98,7 @@ pub struct ScorerConfig {
     pub disable_clip: bool,
     /// libvmaf's `enable_transform` model flag: apply the model's score transform.
     pub enable_transform: bool,
-    /// CPU worker threads; 0 = one per available core.
+    /// CPU worker threads; 0 = one per available core; at most [`MAX_THREADS`].
     pub threads: usize,
     /// Score every Nth frame (libvmaf `--subsample N`); 0 and 1 score every frame.
     pub subsample: u32,
@@ -266,6 +271,45 @@ fn copy_frame(
     })
 }
 
+/// Room in the plane buffers for the copies of a frame of `g` (luma and, where `chroma` is
+/// given, libvmaf's chroma size), before [`copy_frame`] fills them: a frame too large for the
+/// memory there is is refused with an error ([`Error::Backend`], out of memory) instead of
+/// aborting the process.
+fn reserve_copies(
+    g: &Geometry,
+    r: &mut OwnedPlane,
+    d: &mut OwnedPlane,
+    chroma: Option<&mut ChromaPair>,
+) -> Result<()> {
+    let room = |p: &mut OwnedPlane, n: usize, what: &str| {
+        p.data
+            .try_reserve_exact(n.saturating_sub(p.data.len()))
+            .map_err(|e| {
+                let mib = (n as u128 * 2).div_ceil(1 << 20);
+                Error::Backend(format!(
+                    "cannot allocate {mib} MiB for the copy of the {what} plane of a {}x{} frame: \
+                     {e}",
+                    g.width, g.height
+                ))
+            })
+    };
+    room(r, g.width * g.height, "reference luma")?;
+    room(d, g.width * g.height, "distorted luma")?;
+    if let (Some(c), Some((cw, ch))) = (chroma, g.format.libvmaf_chroma_size(g.width, g.height)) {
+        let [ru, rv] = &mut c.reference;
+        let [du, dv] = &mut c.distorted;
+        for (p, what) in [
+            (ru, "reference Cb"),
+            (rv, "reference Cr"),
+            (du, "distorted Cb"),
+            (dv, "distorted Cr"),
+        ] {
+            room(p, cw * ch, what)?;
+        }
+    }
+    Ok(())
+}
+
 /// The scorer. See the [module docs](self).
 pub struct Scorer {
     cfg: ScorerConfig,
@@ -306,6 +350,12 @@ impl Scorer {
         cfg: ScorerConfig,
         open: impl FnOnce(&ScorerConfig) -> Result<Box<dyn Backend>>,
     ) -> Result<Scorer> {
+        if cfg.threads > MAX_THREADS {
+            return Err(Error::State(format!(
+                "threads={} is more than the {MAX_THREADS} worker threads a scorer starts at most",
+                cfg.threads
+            )));
+        }
         let o = &cfg.model_params;
         let (model, model_name) = match &cfg.model {
             ModelSource::Builtin(name) => (Model::builtin_with(name, o)?, name.clone()),
@@ -659,8 +709,12 @@ impl Scorer {
                 Some(Some(c)) => Some(c),
                 None => None,
             };
-            reference
-                .with_picture(|rp| distorted.with_picture(|dp| copy_frame(rp, r, dp, d, chroma)))
+            let mut chroma = chroma;
+            reserve_copies(&geometry, r, d, chroma.as_deref_mut()).and_then(|()| {
+                reference.with_picture(|rp| {
+                    distorted.with_picture(|dp| copy_frame(rp, r, dp, d, chroma))
+                })
+            })
         };
         let chroma = match copied {
             Ok(has) => pair.map(|p| self.keep_chroma(p)).filter(|_| has),

@@ -32,6 +32,25 @@ pub const MIN_HEIGHT: usize = 33;
 use crate::error::{Error, Result};
 use crate::picture::Plane;
 
+/// Resize `v` to `n` elements (new ones `fill`) for a buffer sized by the frame: where the memory
+/// cannot be had (a huge frame, a memory limit) this panics with a message naming `what` and
+/// the size instead of aborting the process, and the CPU backend's workers turn that panic into
+/// the frame's error (`Error::Backend`, "CPU worker failed on frame N: ...").
+pub(crate) fn resize_scratch<T: Clone>(v: &mut Vec<T>, n: usize, fill: T, what: &str) {
+    if let Err(e) = v.try_reserve_exact(n.saturating_sub(v.len())) {
+        let mib = (n as u128 * std::mem::size_of::<T>() as u128).div_ceil(1 << 20);
+        panic!("cannot allocate {mib} MiB for {what}: {e}");
+    }
+    v.resize(n, fill);
+}
+
+/// A buffer of `n` default elements, allocated as [`resize_scratch`] does.
+pub(crate) fn scratch<T: Clone + Default>(n: usize, what: &str) -> Vec<T> {
+    let mut v = Vec::new();
+    resize_scratch(&mut v, n, T::default(), what);
+    v
+}
+
 /// What every VMAF feature needs of a reference/distorted plane pair: equal geometry and depth,
 /// 8..=16 bits, at least [`MIN_WIDTH`] x [`MIN_HEIGHT`], and planes long enough for their stride.
 pub fn check_pair(r: &Plane<'_>, d: &Plane<'_>) -> Result<()> {

@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex};
 use std::time::Instant;
 
@@ -51,7 +52,14 @@ struct FrameMeta {
 struct Span {
     pool: MetricPool,
     first: Option<FrameMeta>,
+    /// End of the last frame's timestamp (the duration where frames have no running time).
     end: Option<gst::ClockTime>,
+    /// Running time covered by earlier runs: a run ends where running time goes back (a
+    /// flushing seek restarts it), and the duration is the sum of the runs.
+    covered: gst::ClockTime,
+    /// The current run in running time: its first frame's start, its last frame's start, and
+    /// the latest frame end.
+    run: Option<(gst::ClockTime, gst::ClockTime, gst::ClockTime)>,
 }
 
 impl Span {
@@ -60,20 +68,33 @@ impl Span {
         if self.first.is_none() {
             self.first = Some(meta);
         }
-        let end = meta
-            .timing
-            .timestamp
-            .map(|t| t + meta.timing.duration.unwrap_or(gst::ClockTime::ZERO));
+        let duration = meta.timing.duration.unwrap_or(gst::ClockTime::ZERO);
+        let end = meta.timing.timestamp.map(|t| t + duration);
         if end.is_some() {
             self.end = end;
         }
+        // Running time goes on across segments (a size change, a concatenation), where
+        // timestamps may start again.
+        if let Some(rt) = meta.timing.running_time {
+            let rt_end = rt + duration;
+            self.run = Some(match self.run {
+                Some((start, last, e)) if rt >= last => (start, rt, e.max(rt_end)),
+                Some((start, _, e)) => {
+                    self.covered += e.saturating_sub(start);
+                    (rt, rt, rt_end)
+                }
+                None => (rt, rt, rt_end),
+            });
+        }
     }
 
-    /// Timing of the first frame with the duration up to the last frame's end.
+    /// Timing of the first frame with the duration up to the last frame's end, in running
+    /// time (every segment's frames), else in timestamps.
     fn timing(&self) -> Timing {
         let mut t = self.first.map(|m| m.timing).unwrap_or_default();
-        t.duration = match (t.timestamp, self.end) {
-            (Some(start), Some(end)) => end.checked_sub(start),
+        t.duration = match (self.run, t.timestamp, self.end) {
+            (Some((start, _, end)), _, _) => Some(self.covered + end.saturating_sub(start)),
+            (None, Some(start), Some(end)) => end.checked_sub(start),
             _ => None,
         };
         t
@@ -181,6 +202,9 @@ pub struct VmafGpu {
     ref_pad: gst_base::AggregatorPad,
     dist_pad: gst_base::AggregatorPad,
     settings: Mutex<Settings>,
+    /// The settings are in use (from start() until stop()): every property is settable only in
+    /// NULL or READY, so `set_property` refuses them meanwhile. Changed with `settings` locked.
+    settings_in_use: AtomicBool,
     state: Mutex<Option<State>>,
 }
 
@@ -199,6 +223,7 @@ impl ObjectSubclass for VmafGpu {
             ref_pad,
             dist_pad,
             settings: Mutex::default(),
+            settings_in_use: AtomicBool::new(false),
             state: Mutex::default(),
         }
     }
@@ -212,7 +237,23 @@ impl ObjectImpl for VmafGpu {
 
     fn set_property(&self, _id: usize, value: &glib::Value, pspec: &glib::ParamSpec) {
         let name = pspec.name();
-        self.settings.lock().unwrap().set(name, value);
+        let mut settings = self.settings.lock().unwrap();
+        // Every property is read once, at start (their specs say mutable_ready): a value set
+        // while the element runs would not be in effect, so it is refused and reads back as
+        // the value in effect.
+        if self.settings_in_use.load(Ordering::Acquire) {
+            let in_effect = settings.get(name);
+            drop(settings);
+            let msg = format!(
+                "property '{name}' can only be set in the NULL or READY state: {value:?} \
+                 ignored while the element runs, {in_effect:?} stays in effect"
+            );
+            gst::warning!(CAT, imp = self, "{msg}");
+            gst::element_imp_warning!(self, gst::LibraryError::Settings, ("{}", msg));
+            return;
+        }
+        settings.set(name, value);
+        drop(settings);
         gst::info!(CAT, imp = self, "{name} set to {:?}", value);
     }
 
@@ -625,6 +666,7 @@ impl VmafGpu {
                     caps_summary(&state.dist_caps)
                 );
                 drop(guard);
+                self.finish_clip_before("caps of the two pads differ");
                 gst::error!(CAT, imp = self, "{msg}");
                 gst::element_imp_error!(self, gst::CoreError::Negotiation, ("{}", msg));
                 return Err(gst::FlowError::NotNegotiated);
@@ -686,6 +728,7 @@ impl VmafGpu {
         let pushed = match frames {
             Ok((r, d)) => self.with_scorer(|s| s.push_frames(r, d))?,
             Err(e) => {
+                self.finish_clip_before("a buffer that cannot be read");
                 gst::element_imp_error!(self, gst::StreamError::Format, ("{}", e));
                 return Err(gst::FlowError::Error);
             }
@@ -762,15 +805,25 @@ impl VmafGpu {
         ) {
             return;
         }
-        gst::debug!(
-            CAT,
-            imp = self,
-            "refused frame: finishing the clip before it ({e})"
-        );
+        self.finish_clip_before(&format!("refused frame ({e})"));
+    }
+
+    /// An error after frames were paired: finish the clip before it as at EOS (the frames'
+    /// messages, the pooled message, the report), so that nothing scored is lost; the caller
+    /// posts the error after.
+    fn finish_clip_before(&self, why: &str) {
+        let paired = {
+            let guard = self.state.lock().unwrap();
+            guard.as_ref().is_some_and(|s| s.next_index > 0)
+        };
+        if !paired {
+            return;
+        }
+        gst::debug!(CAT, imp = self, "{why}: finishing the clip before it");
         let mut out = Output::default();
         match self.end_of_stream(&mut out) {
             Ok(()) => self.post(out),
-            Err(flow) => gst::debug!(CAT, imp = self, "no summary after the refusal: {flow:?}"),
+            Err(flow) => gst::debug!(CAT, imp = self, "no summary before the error: {flow:?}"),
         }
     }
 
@@ -921,9 +974,9 @@ impl VmafGpu {
     }
 }
 
-impl AggregatorImpl for VmafGpu {
-    fn start(&self) -> Result<(), gst::ErrorMessage> {
-        let settings = self.settings.lock().unwrap().clone();
+impl VmafGpu {
+    /// start() with the settings taken: engine, checks, report target, state.
+    fn start_with(&self, settings: Settings) -> Result<(), gst::ErrorMessage> {
         let cfg = self.build_config(&settings)?;
         gst::debug!(CAT, imp = self, "starting with {cfg:?}");
         let scorer = engine::Scorer::new(cfg).map_err(|e| {
@@ -1048,10 +1101,31 @@ impl AggregatorImpl for VmafGpu {
         });
         Ok(())
     }
+}
+
+impl AggregatorImpl for VmafGpu {
+    fn start(&self) -> Result<(), gst::ErrorMessage> {
+        let settings = {
+            let guard = self.settings.lock().unwrap();
+            self.settings_in_use.store(true, Ordering::Release);
+            guard.clone()
+        };
+        let r = self.start_with(settings);
+        if r.is_err() {
+            // the element stays in READY, where the properties can be set again
+            let _guard = self.settings.lock().unwrap();
+            self.settings_in_use.store(false, Ordering::Release);
+        }
+        r
+    }
 
     fn stop(&self) -> Result<(), gst::ErrorMessage> {
         let state = self.state.lock().unwrap().take();
         drop(state);
+        {
+            let _guard = self.settings.lock().unwrap();
+            self.settings_in_use.store(false, Ordering::Release);
+        }
         gst::debug!(CAT, imp = self, "stopped");
         Ok(())
     }

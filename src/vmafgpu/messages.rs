@@ -484,8 +484,9 @@ impl TryFrom<gst::Structure> for WindowMessage {
 /// The summary of the run, posted once at EOS (`type=pooled`).
 ///
 /// Fields: `type` = `"pooled"`, `timestamp`, `stream-time`, `running-time` (of the first scored
-/// frame), `duration` (first scored frame's start to last scored frame's end), `score` (VMAF
-/// pooled with `pool-method`; absent when no frame was scored), `frames` (frames scored),
+/// frame), `duration` (first scored frame's start to last scored frame's end in running time,
+/// so across segments: size changes, concatenations; summed over the runs a flushing seek
+/// restarts), `score` (VMAF pooled with `pool-method`; absent when no frame was scored), `frames` (frames scored),
 /// `pool-method`, `unmatched-ref`, `unmatched-dist` (frames that had no partner on the other
 /// pad), `backend` (`cpu`, `cuda`, ...), `model`, and for every metric `<name>` (pooled with
 /// `pool-method`), `<name>-min`, `<name>-max`, `<name>-mean`, `<name>-harmonic-mean`.

@@ -117,8 +117,11 @@ pub(super) fn properties() -> Vec<glib::ParamSpec> {
             .build(),
         glib::ParamSpecUInt::builder("threads")
             .nick("Threads")
-            .blurb("CPU worker threads of the cpu backend (0 = one per core); scores do not depend on it")
-            .maximum(i32::MAX as u32)
+            .blurb(
+                "CPU worker threads of the cpu backend (0 = one per core, at most 256); \
+                 scores do not depend on it",
+            )
+            .maximum(engine::MAX_THREADS as u32)
             .default_value(DEFAULT_THREADS)
             .mutable_ready()
             .build(),

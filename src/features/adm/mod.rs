@@ -1058,11 +1058,12 @@ struct Bands16 {
 
 impl Bands16 {
     fn new(n: usize) -> Self {
+        let band = || super::scratch(n, "the ADM scale-0 bands");
         Bands16 {
-            a: vec![0; n],
-            h: vec![0; n],
-            v: vec![0; n],
-            d: vec![0; n],
+            a: band(),
+            h: band(),
+            v: band(),
+            d: band(),
         }
     }
     fn hvd(&self) -> [&[i16]; 3] {
@@ -1081,11 +1082,12 @@ struct Bands32 {
 
 impl Bands32 {
     fn new32(n: usize) -> Self {
+        let band = || super::scratch(n, "the ADM scale 1-3 bands");
         Bands32 {
-            a: [vec![0; n], vec![0; n]],
-            h: vec![0; n],
-            v: vec![0; n],
-            d: vec![0; n],
+            a: [band(), band()],
+            h: band(),
+            v: band(),
+            d: band(),
         }
     }
     fn hvd(&self) -> [&[i32]; 3] {
@@ -1117,8 +1119,8 @@ impl Workspace {
     fn new(geo: &[ScaleGeometry; 4], size: (usize, usize)) -> Self {
         let n0 = geo[0].width * geo[0].height;
         let n1 = geo[1].width * geo[1].height;
-        let plane16 = || vec![0i16; n0];
-        let plane32 = || vec![0i32; n1];
+        let plane16 = || super::scratch::<i16>(n0, "the ADM scale-0 CSF planes");
+        let plane32 = || super::scratch::<i32>(n1, "the ADM scale 1-3 CSF planes");
         Workspace {
             size,
             ref16: Bands16::new(n0),

@@ -900,7 +900,7 @@ fn compute_inner(r: Plane<'_>, d: Plane<'_>, p: &VifParams, fast: bool, wide: bo
         .chain([(&mut r2, w2 * h2), (&mut d2, w2 * h2)])
         .chain([(&mut r3, w3 * h3), (&mut d3, w3 * h3)])
     {
-        v.resize(n, 0);
+        super::resize_scratch(v, n, 0, "the VIF scale planes");
     }
     let cimg = Img::compact;
     let s16 = Shift::new(16);
