@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The zero-copy input path on the GPU machine (part of scripts/gpu-machine-run.sh, or alone):
-#   - tests/cuda_host_planes.rs under VMAFGPU_REQUIRE_GPU=1 (push_shared, pinned and pageable,
+#   - tests/cuda_host_planes.rs under VMAFGPU_REQUIRE_GPU=1 (planes in the caller's memory through Scorer::push_frames, pinned and pageable,
 #     equals push and the CPU backend; refusals with the GPU range check and the host scan);
 #   - examples/bench_element.rs: appsrc pairs -> vmafgpu -> fakesink, frames/s and live latency,
 #     frames in the element's pinned pool (ALLOCATION query) and in plain pageable buffers, for
@@ -20,7 +20,7 @@ fail=0
 BE=.gstbundle/bin/bench_element
 [ -x "$BE" ] || BE=$(bin bench_element)
 
-step "test cuda_host_planes (push_shared on the GPU: pinned and pageable equal push and the CPU)"
+step "test cuda_host_planes (host planes on the GPU: pinned and pageable equal push and the CPU)"
 timeout 300 "$(bin cuda_host_planes)" --nocapture 2>&1 | tee "$OUT/cuda_host_planes.txt" | tail -20
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "FAILED: cuda_host_planes"; fail=1; }
 

@@ -186,8 +186,8 @@ fn plain(s: &mut Scorer, pairs: &[Pair], (w, h, bpc, stride): (usize, usize, u8,
 }
 
 #[test]
-fn push_shared_on_cuda_equals_push_pinned_and_pageable() {
-    let test = "push_shared_on_cuda_equals_push_pinned_and_pageable";
+fn push_host_on_cuda_equals_push_pinned_and_pageable() {
+    let test = "push_host_on_cuda_equals_push_pinned_and_pageable";
     let mut sizes = vec![(67usize, 45usize, 10u8), (176, 144, 8), (1920, 1080, 8)];
     if !quick() {
         sizes.push((3840, 2160, 10));
@@ -243,8 +243,8 @@ fn push_shared_on_cuda_equals_push_pinned_and_pageable() {
             assert!(!want.0.is_empty(), "{label}: no frames scored");
             for (name, got) in [
                 ("push", &via_push),
-                ("push_shared pageable", &via_pageable),
-                ("push_shared pinned", &via_pinned),
+                ("push_host pageable", &via_pageable),
+                ("push_host pinned", &via_pinned),
             ] {
                 if *got != want {
                     bad.push(format!("{label}: {name} differs from the CPU backend"));
@@ -277,15 +277,15 @@ fn push_shared_on_cuda_equals_push_pinned_and_pageable() {
 /// (`CudaBackend::set_host_range_check`) the engine scans on the host: the push itself fails
 /// and the clip goes on unchanged. Both are tested.
 #[test]
-fn cuda_push_shared_refuses_out_of_range_samples() {
-    refuses_out_of_range_samples("cuda_push_shared_refuses_out_of_range_samples", false);
+fn cuda_push_host_refuses_out_of_range_samples() {
+    refuses_out_of_range_samples("cuda_push_host_refuses_out_of_range_samples", false);
 }
 
-/// [`cuda_push_shared_refuses_out_of_range_samples`] with the engine's host scan.
+/// [`cuda_push_host_refuses_out_of_range_samples`] with the engine's host scan.
 #[test]
-fn cuda_push_shared_refuses_out_of_range_samples_host_scan() {
+fn cuda_push_host_refuses_out_of_range_samples_host_scan() {
     refuses_out_of_range_samples(
-        "cuda_push_shared_refuses_out_of_range_samples_host_scan",
+        "cuda_push_host_refuses_out_of_range_samples_host_scan",
         true,
     );
 }
@@ -519,7 +519,7 @@ fn yuv_picture<'a>(
     }
 }
 
-/// A `yuv` frame's planes in the caller's memory, as `push_shared_with_chroma` takes them: the
+/// A `yuv` frame's planes in the caller's memory, as `Frame::host` takes them: the
 /// bytes copied into one owner (pinned memory from `pinned`, else a `Vec`), returned for the
 /// caller to watch; the luma and the chroma at libvmaf's size (Cb,Cr pairs where interleaved),
 /// each `shift` bits up in its words (0: plain samples).
@@ -658,7 +658,7 @@ fn metrics_differ(
     bad
 }
 
-/// Companion metrics through the zero-copy route on the GPU: `push_shared_with_chroma` with
+/// Companion metrics through the zero-copy route on the GPU: `Scorer::push_frames` with host frames and
 /// pageable planes (copied into staging) and pinned planes (uploaded from where they are) gives
 /// exactly the scores of `push` on the GPU (the same kernels on the same samples), and those
 /// equal the CPU backend's (CIEDE2000 within `ciede_bound`, as in companion_parity); the
@@ -666,8 +666,8 @@ fn metrics_differ(
 /// chroma rounds down), 8 to 12 bits, 1080p 8-bit (the CIEDE2000 table), and interleaved
 /// chroma (NV12, P016: split on the GPU).
 #[test]
-fn push_shared_with_chroma_on_cuda_equals_push() {
-    let test = "push_shared_with_chroma_on_cuda_equals_push";
+fn push_host_with_chroma_on_cuda_equals_push() {
+    let test = "push_host_with_chroma_on_cuda_equals_push";
     use ChromaFormat::*;
     // (.., (format, interleaved: NV12 at 8 bits, P016 at 16))
     let mut cases = vec![
@@ -752,7 +752,7 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
             for (name, got) in [("pageable", &via_pageable), ("pinned", &via_pinned)] {
                 if *got != via_push {
                     bad.push(format!(
-                        "{label}: push_shared_with_chroma {name} differs from push"
+                        "{label}: push_host_with_chroma {name} differs from push"
                     ));
                 }
             }
@@ -795,7 +795,7 @@ fn push_shared_with_chroma_on_cuda_equals_push() {
 /// VMAF's stream) instead of uploading them again, and copy deeper ones from there (P010's
 /// shifted by VMAF's kernel): over many frames of distinct content, more than the backend's slots and the
 /// companions' ring buffers hold at once (so every buffer is reused while other frames are in
-/// flight), each frame's companion scores through `push`, `push_shared_with_chroma` from
+/// flight), each frame's companion scores through `push`, host frames through `push_frames` from
 /// pageable and from pinned memory equal the CPU backend's for that frame (CIEDE2000 within
 /// its bound): a frame scored on another frame's luma, or on a buffer rewritten before its
 /// widening, would not. (Staging, page-locked on first use, is reached by `push` and the

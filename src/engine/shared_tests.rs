@@ -246,7 +246,7 @@ fn five_frame_window_model() -> ModelSource {
 /// 10 bits, with subsampling and with the five-frame motion window (previous reference two
 /// frames back, still a host plane).
 #[test]
-fn push_shared_scores_equal_push() {
+fn push_host_scores_equal_push() {
     let cases = [
         (8u8, ScorerConfig::default()),
         (10, ScorerConfig::default()),
@@ -288,7 +288,7 @@ fn push_shared_scores_equal_push() {
 /// Frames pushed one way and the other in one clip: the same scores (motion against a previous
 /// reference of the other kind).
 #[test]
-fn push_and_push_shared_mix_in_one_clip() {
+fn push_and_push_host_mix_in_one_clip() {
     let fr = frames(40, 36, 10, 6);
     let want = plain(ScorerConfig::default(), &fr);
     let (mut s, seen) = host_scorer(ScorerConfig::default());
@@ -441,7 +441,7 @@ fn host_planes_are_released() {
 /// Without a backend that reads host planes, or without the chroma planes that a companion
 /// metric reads, frames in the caller's memory take push's route (copied).
 #[test]
-fn push_shared_falls_back_to_push() {
+fn push_host_falls_back_to_push() {
     let fr = frames(40, 36, 10, 4);
     let want = plain(ScorerConfig::default(), &fr);
     let mut cpu = Scorer::new(ScorerConfig {
@@ -653,7 +653,7 @@ fn both_routes(
 /// libvmaf's size: odd sizes round down) give push's scores, at every chroma format and at
 /// 8, 10, 12 and 16 bits, with subsampling, and MS-SSIM at a size it accepts.
 #[test]
-fn push_shared_with_chroma_equals_push() {
+fn push_host_with_chroma_equals_push() {
     use ChromaFormat::*;
     // (.., interleaved: NV12 at 8 bits, P016 at 16)
     let cases = [
