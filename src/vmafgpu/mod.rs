@@ -58,6 +58,7 @@ pub mod messages;
 mod pairing;
 pub mod report;
 mod settings;
+mod span;
 
 use crate::engine;
 
