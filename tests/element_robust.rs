@@ -718,3 +718,114 @@ fn a_mid_stream_error_finishes_the_clip_before_it() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Set this process's file-size limit (RLIMIT_FSIZE) to `bytes`, with SIGXFSZ ignored so that
+/// a write past it fails with EFBIG (as on a full disk) instead of killing the process.
+fn limit_file_size(bytes: u64) {
+    #[repr(C)]
+    struct Rlimit {
+        cur: u64,
+        max: u64,
+    }
+    unsafe extern "C" {
+        fn setrlimit(resource: i32, rlim: *const Rlimit) -> i32;
+        fn signal(sig: i32, handler: usize) -> usize;
+    }
+    const RLIMIT_FSIZE: i32 = 1;
+    const SIGXFSZ: i32 = 25;
+    const SIG_IGN: usize = 1;
+    let lim = Rlimit {
+        cur: bytes,
+        max: bytes,
+    };
+    // SAFETY: signal installs SIG_IGN (no handler code runs); setrlimit reads one rlimit
+    // struct, which lives for the call.
+    unsafe {
+        assert_ne!(signal(SIGXFSZ, SIG_IGN), usize::MAX, "signal");
+        assert_eq!(setrlimit(RLIMIT_FSIZE, &lim), 0, "setrlimit");
+    }
+}
+
+const FSIZE_CHILD: &str = "VMAFGPU_ROBUST_FSIZE_CHILD";
+/// Frames of the full-disk child: their JSON rows (about 300 bytes each) pass the limit.
+const FSIZE_FRAMES: u64 = 1500;
+const FSIZE_LIMIT: u64 = 150_000;
+
+/// The child of `a_full_disk_while_rows_are_written_is_an_error`: a run with a report in `dir`
+/// under a file-size limit; prints its messages.
+fn fsize_child(dir: &str) {
+    let report = std::path::Path::new(dir).join("r.json");
+    let info = i420();
+    let mut rig = rig(
+        &[("results-filename", report.to_str().unwrap())],
+        &info.to_caps().unwrap(),
+    );
+    limit_file_size(FSIZE_LIMIT);
+    let (r, d) = clip(&info, 2);
+    for i in 0..FSIZE_FRAMES {
+        let mut rb = r[(i % 2) as usize].copy();
+        let mut db = d[(i % 2) as usize].copy();
+        rb.get_mut().unwrap().set_pts(FRAME * i);
+        db.get_mut().unwrap().set_pts(FRAME * i);
+        rig.r.push(rb).unwrap();
+        rig.d.push(db).unwrap();
+    }
+    rig.finish();
+    let m = rig.messages();
+    for (w, _) in &m.warnings {
+        println!("WARNING: {w}");
+    }
+    for (e, _) in &m.errors {
+        println!("ERROR: {e}");
+    }
+    for p in &m.pooled {
+        println!("POOLED: {}", p.scores.frames);
+    }
+}
+
+/// A file system that fills while the rows are streamed (a file-size limit in a child process,
+/// where no small tmpfs can be mounted): a warning when the row cannot be written, every
+/// frame's pooled message, then an error naming the path at EOS; no report and no temporary
+/// left behind.
+#[test]
+fn a_full_disk_while_rows_are_written_is_an_error() {
+    if let Ok(dir) = std::env::var(FSIZE_CHILD) {
+        fsize_child(&dir);
+        return;
+    }
+    let dir = scratch("fsize");
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_full_disk_while_rows_are_written_is_an_error",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(FSIZE_CHILD, dir.to_str().unwrap())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let tagged = |tag: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .filter_map(|l| l.find(tag).map(|i| l[i + tag.len()..].to_string()))
+            .collect()
+    };
+    let (warnings, errors, pooled) = (tagged("WARNING: "), tagged("ERROR: "), tagged("POOLED: "));
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        out.status.success(),
+        "child: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(pooled, [FSIZE_FRAMES.to_string()], "{stdout}");
+    let limit_hit = |t: &String| t.contains("r.json") && t.contains("File too large");
+    assert!(warnings.iter().any(limit_hit), "{stdout}");
+    assert!(
+        errors.len() == 1 && limit_hit(&errors[0]) && errors[0].contains("frame"),
+        "{stdout}"
+    );
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

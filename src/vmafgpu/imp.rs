@@ -22,7 +22,7 @@ use super::engine;
 use super::input::{self, FORMATS, PinnedAllocator};
 use super::messages::{FrameMessage, PooledMessage, Timing, WindowMessage};
 use super::pairing::{self, Decision, Head, Unpaired};
-use super::report::{self, Report, ReportFrame};
+use super::report::{self, ReportRows, Summary};
 use super::settings::{self, Settings};
 use super::span::{FrameMeta, Span};
 use super::{Backend, Sync};
@@ -90,7 +90,11 @@ struct State {
     warned_skew: bool,
     total: Span,
     window: Span,
-    report_frames: Vec<ReportFrame>,
+    /// The report's rows, written to a spill file as frames are scored (every frame since
+    /// start; None without a report, or once a row could not be written).
+    report_rows: Option<ReportRows>,
+    /// Why a row could not be written (the report cannot be complete: an error at EOS).
+    report_rows_error: Option<String>,
     /// A pad reached EOS: the scorer was flushed and no pair can come until a flush.
     scoring_ended: bool,
     /// The pinned-memory allocator offered upstream, where the engine's route uses it
@@ -376,11 +380,22 @@ impl VmafGpu {
             if state.settings.window > 0 {
                 state.window.add(meta, &fs.metrics);
             }
-            if state.settings.results_filename.is_some() {
-                state.report_frames.push(ReportFrame {
-                    index,
-                    metrics: fs.metrics.clone(),
-                });
+            if let Some(rows) = state.report_rows.as_mut()
+                && let Err(e) = rows.push(index, &fs.metrics)
+            {
+                // the report cannot be complete: say so now, and as an error at EOS
+                let why = format!("{e} (writing the row of frame {index})");
+                gst::warning!(CAT, imp = self, "report rows: {why}");
+                out.warnings.push(format!(
+                    "Cannot write results-filename '{}': {why}; the report will not be written",
+                    state
+                        .settings
+                        .results_filename
+                        .as_deref()
+                        .unwrap_or_default()
+                ));
+                state.report_rows = None;
+                state.report_rows_error = Some(why);
             }
             if state.settings.frame_message {
                 out.messages.push(
@@ -836,23 +851,41 @@ impl VmafGpu {
             };
             let pooled_stats = state.total.stats();
             let (width, height) = state.geometry.map_or((0, 0), |g| (g.width, g.height));
-            let report = Report {
+            let summary = Summary {
                 version: REPORT_VERSION,
                 fps,
                 width,
                 height,
-                frames: &state.report_frames,
                 pooled: &pooled_stats,
             };
-            let text = report.render(state.settings.results_format.report_format());
             let target = state.report.take();
+            // out of the state while the file is written (no lock held), back after it
+            let rows = state.report_rows.take();
+            let rows_error = state.report_rows_error.clone();
             drop(guard);
-            // a second EOS (after a flushing seek) writes the report again
-            let target = match target {
-                Some(t) => Ok(t),
-                None => report::ReportTarget::prepare(Path::new(&path)).map(|(t, _)| t),
+            let (written, rows) = match (rows, rows_error) {
+                (Some(mut rows), None) => {
+                    // a second EOS (after a flushing seek) writes the report again
+                    let target = match target {
+                        Some(t) => Ok(t),
+                        None => report::ReportTarget::prepare(Path::new(&path)).map(|(t, _)| t),
+                    };
+                    let written = target.and_then(|mut t| {
+                        t.write_with(|w| rows.write_report(&summary, w)).map(|()| t)
+                    });
+                    (written, Some(rows))
+                }
+                (_, why) => (
+                    Err(std::io::Error::other(why.unwrap_or_else(|| {
+                        "the report's rows were not kept".into()
+                    }))),
+                    None,
+                ),
             };
-            match target.and_then(|mut t| t.write(&text).map(|()| t)) {
+            if let Some(state) = self.state.lock().unwrap().as_mut() {
+                state.report_rows = rows;
+            }
+            match written {
                 Ok(t) => gst::info!(
                     CAT,
                     imp = self,
@@ -992,6 +1025,23 @@ impl VmafGpu {
                 }
             },
         };
+        let report_rows = match &report_target {
+            None => None,
+            Some(target) => {
+                let format = settings.results_format.report_format();
+                match ReportRows::new(format, &target.spill_dir()) {
+                    Ok(rows) => Some(rows),
+                    Err(e) => {
+                        let path = settings.results_filename.as_deref().unwrap_or_default();
+                        gst::error!(CAT, imp = self, "results-filename '{path}': {e}");
+                        return Err(gst::error_msg!(
+                            gst::ResourceError::OpenWrite,
+                            ("Cannot write results-filename '{}': {}", path, e)
+                        ));
+                    }
+                }
+            }
+        };
         *self.state.lock().unwrap() = Some(State {
             settings,
             scorer: Some(scorer),
@@ -1014,7 +1064,8 @@ impl VmafGpu {
             warned_skew: false,
             total: Span::default(),
             window: Span::default(),
-            report_frames: Vec::new(),
+            report_rows,
+            report_rows_error: None,
             scoring_ended: false,
             pinned,
             report: report_target,

@@ -86,116 +86,282 @@ fn num_json(x: f64) -> String {
 }
 
 impl Report<'_> {
-    /// The report text in `format`.
-    pub fn render(&self, format: Format) -> String {
-        match format {
-            Format::Json => self.json(),
-            Format::Xml => self.xml(),
-            Format::Csv => self.csv(),
+    /// What the report holds besides its rows.
+    pub fn summary(&self) -> Summary<'_> {
+        Summary {
+            version: self.version,
+            fps: self.fps,
+            width: self.width,
+            height: self.height,
+            pooled: self.pooled,
         }
     }
 
-    // Layout: libvmaf 3.2.0 libvmaf/src/output.c: vmaf_write_output_json.
-    fn json(&self) -> String {
+    /// The report text in `format`.
+    pub fn render(&self, format: Format) -> String {
+        let summary = self.summary();
         let mut o = String::new();
-        let _ = writeln!(o, "{{");
-        let _ = writeln!(o, "  \"version\": \"{}\",", self.version);
-        if self.fps.is_finite() {
-            let _ = writeln!(o, "  \"fps\": {:.2},", self.fps);
-        } else {
-            let _ = writeln!(o, "  \"fps\": null,");
-        }
-        o.push_str("  \"frames\": [");
+        summary.head(format, &mut o);
+        let columns: Vec<&str> = self.pooled.iter().map(|(n, _)| n.as_str()).collect();
         for (k, f) in self.frames.iter().enumerate() {
+            write_row(format, k as u64, f.index, &f.metrics, &columns, &mut o);
+        }
+        summary.tail(format, &mut o);
+        o
+    }
+}
+
+/// What a report holds besides its rows: the part known only at the end of the stream.
+#[derive(Clone, Copy, Debug)]
+pub struct Summary<'a> {
+    /// `version` string (libvmaf writes its own version there).
+    pub version: &'a str,
+    /// Frames scored per second of processing, as libvmaf's `fps`.
+    pub fps: f64,
+    pub width: u32,
+    pub height: u32,
+    pub pooled: &'a [(String, MetricStats)],
+}
+
+impl Summary<'_> {
+    /// The text before the first row.
+    ///
+    /// Layouts: libvmaf 3.2.0 libvmaf/src/output.c: vmaf_write_output_json, _xml, _csv.
+    fn head(&self, format: Format, o: &mut String) {
+        match format {
+            Format::Json => {
+                let _ = writeln!(o, "{{");
+                let _ = writeln!(o, "  \"version\": \"{}\",", self.version);
+                if self.fps.is_finite() {
+                    let _ = writeln!(o, "  \"fps\": {:.2},", self.fps);
+                } else {
+                    let _ = writeln!(o, "  \"fps\": null,");
+                }
+                o.push_str("  \"frames\": [");
+            }
+            Format::Xml => {
+                let _ = writeln!(o, "<VMAF version=\"{}\">", self.version);
+                let _ = writeln!(
+                    o,
+                    "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" />",
+                    self.width, self.height
+                );
+                let _ = writeln!(o, "  <fyi fps=\"{:.2}\" />", self.fps);
+                let _ = writeln!(o, "  <frames>");
+            }
+            // a header row of metric names, every field followed by a comma
+            Format::Csv => {
+                o.push_str("Frame,");
+                for (name, _) in self.pooled {
+                    let _ = write!(o, "{name},");
+                }
+                o.push('\n');
+            }
+        }
+    }
+
+    /// The text after the last row.
+    fn tail(&self, format: Format, o: &mut String) {
+        match format {
+            Format::Json => {
+                o.push_str("\n  ],\n");
+                o.push_str("  \"pooled_metrics\": {");
+                for (k, (name, st)) in self.pooled.iter().enumerate() {
+                    o.push_str(if k > 0 { ",\n" } else { "\n" });
+                    let _ = write!(o, "    \"{name}\": {{");
+                    let stats = [
+                        ("min", st.min),
+                        ("max", st.max),
+                        ("mean", st.mean),
+                        ("harmonic_mean", st.harmonic_mean),
+                    ];
+                    for (j, (stat, v)) in stats.iter().enumerate() {
+                        o.push_str(if j > 0 { ",\n" } else { "\n" });
+                        let _ = write!(o, "      \"{stat}\": {}", num_json(*v));
+                    }
+                    o.push_str("\n    }");
+                }
+                o.push_str("\n  },\n");
+                o.push_str("  \"aggregate_metrics\": {");
+                o.push_str("\n  }\n");
+                o.push_str("}\n");
+            }
+            Format::Xml => {
+                let _ = writeln!(o, "  </frames>");
+                let _ = writeln!(o, "  <pooled_metrics>");
+                for (name, st) in self.pooled {
+                    let _ = writeln!(
+                        o,
+                        "    <metric name=\"{name}\" min=\"{}\" max=\"{}\" mean=\"{}\" harmonic_mean=\"{}\" />",
+                        fmt_g17(st.min),
+                        fmt_g17(st.max),
+                        fmt_g17(st.mean),
+                        fmt_g17(st.harmonic_mean)
+                    );
+                }
+                let _ = writeln!(o, "  </pooled_metrics>");
+                let _ = writeln!(o, "  <aggregate_metrics />");
+                let _ = writeln!(o, "</VMAF>");
+            }
+            Format::Csv => {}
+        }
+    }
+}
+
+/// Append row `k` (0 for the first row of the report), frame `index`, to `o`. CSV writes the
+/// values of `columns` (the pooled metrics' names) in their order, skipping those the frame
+/// lacks.
+fn write_row(
+    format: Format,
+    k: u64,
+    index: u64,
+    metrics: &[(String, f64)],
+    columns: &[&str],
+    o: &mut String,
+) {
+    match format {
+        Format::Json => {
             o.push_str(if k > 0 { ",\n" } else { "\n" });
             let _ = writeln!(o, "    {{");
-            let _ = writeln!(o, "      \"frameNum\": {},", f.index);
+            let _ = writeln!(o, "      \"frameNum\": {index},");
             let _ = writeln!(o, "      \"metrics\": {{");
-            for (j, (name, v)) in f.metrics.iter().enumerate() {
-                let comma = if j + 1 < f.metrics.len() { "," } else { "" };
+            for (j, (name, v)) in metrics.iter().enumerate() {
+                let comma = if j + 1 < metrics.len() { "," } else { "" };
                 let _ = writeln!(o, "        \"{name}\": {}{comma}", num_json(*v));
             }
             let _ = writeln!(o, "      }}");
             o.push_str("    }");
         }
-        o.push_str("\n  ],\n");
-        o.push_str("  \"pooled_metrics\": {");
-        for (k, (name, st)) in self.pooled.iter().enumerate() {
-            o.push_str(if k > 0 { ",\n" } else { "\n" });
-            let _ = write!(o, "    \"{name}\": {{");
-            let stats = [
-                ("min", st.min),
-                ("max", st.max),
-                ("mean", st.mean),
-                ("harmonic_mean", st.harmonic_mean),
-            ];
-            for (j, (stat, v)) in stats.iter().enumerate() {
-                o.push_str(if j > 0 { ",\n" } else { "\n" });
-                let _ = write!(o, "      \"{stat}\": {}", num_json(*v));
-            }
-            o.push_str("\n    }");
-        }
-        o.push_str("\n  },\n");
-        o.push_str("  \"aggregate_metrics\": {");
-        o.push_str("\n  }\n");
-        o.push_str("}\n");
-        o
-    }
-
-    // Layout: libvmaf 3.2.0 libvmaf/src/output.c: vmaf_write_output_xml.
-    fn xml(&self) -> String {
-        let mut o = String::new();
-        let _ = writeln!(o, "<VMAF version=\"{}\">", self.version);
-        let _ = writeln!(
-            o,
-            "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" />",
-            self.width, self.height
-        );
-        let _ = writeln!(o, "  <fyi fps=\"{:.2}\" />", self.fps);
-        let _ = writeln!(o, "  <frames>");
-        for f in self.frames {
-            let _ = write!(o, "    <frame frameNum=\"{}\" ", f.index);
-            for (name, v) in &f.metrics {
+        Format::Xml => {
+            let _ = write!(o, "    <frame frameNum=\"{index}\" ");
+            for (name, v) in metrics {
                 let _ = write!(o, "{name}=\"{}\" ", fmt_g17(*v));
             }
             let _ = writeln!(o, "/>");
         }
-        let _ = writeln!(o, "  </frames>");
-        let _ = writeln!(o, "  <pooled_metrics>");
-        for (name, st) in self.pooled {
-            let _ = writeln!(
-                o,
-                "    <metric name=\"{name}\" min=\"{}\" max=\"{}\" mean=\"{}\" harmonic_mean=\"{}\" />",
-                fmt_g17(st.min),
-                fmt_g17(st.max),
-                fmt_g17(st.mean),
-                fmt_g17(st.harmonic_mean)
-            );
-        }
-        let _ = writeln!(o, "  </pooled_metrics>");
-        let _ = writeln!(o, "  <aggregate_metrics />");
-        let _ = writeln!(o, "</VMAF>");
-        o
-    }
-
-    // Layout: libvmaf 3.2.0 libvmaf/src/output.c: vmaf_write_output_csv (a header row of metric
-    // names, then one row per frame; every field followed by a comma).
-    fn csv(&self) -> String {
-        let mut o = String::from("Frame,");
-        for (name, _) in self.pooled {
-            let _ = write!(o, "{name},");
-        }
-        o.push('\n');
-        for f in self.frames {
-            let _ = write!(o, "{},", f.index);
-            for (name, _) in self.pooled {
-                if let Some((_, v)) = f.metrics.iter().find(|(n, _)| n == name) {
+        Format::Csv => {
+            let _ = write!(o, "{index},");
+            for name in columns {
+                if let Some((_, v)) = metrics.iter().find(|(n, _)| n == name) {
                     let _ = write!(o, "{},", fmt_g17(*v));
                 }
             }
             o.push('\n');
         }
-        o
+    }
+}
+
+/// The rows of a report, rendered as frames are scored and kept in a spill file (unlinked at
+/// once, so nothing is left behind whatever happens), not in memory: memory stays flat for a
+/// run of any length. At the end, [`ReportRows::write_report`] writes the head (which holds
+/// `fps`, known only then), the rows copied from the spill, and the tail: the same bytes as
+/// [`Report::render`] on the same frames.
+///
+/// CSV rows depend on the pooled metrics' order (first-seen order across every frame,
+/// [`MetricPool`](crate::model::pool::MetricPool)'s): a row is written with the names seen up
+/// to its frame, a prefix of the final list, and the names after it are not in the frame, so
+/// the row is the one the final list gives.
+#[derive(Debug)]
+pub struct ReportRows {
+    format: Format,
+    spill: std::io::BufWriter<std::fs::File>,
+    /// Rows written.
+    rows: u64,
+    /// Bytes written to the spill.
+    bytes: u64,
+    /// CSV: every metric name seen, in first-seen order, and where each is in it.
+    names: Vec<String>,
+    seen: std::collections::HashSet<String>,
+    /// The row being rendered (its allocation reused).
+    line: String,
+}
+
+impl ReportRows {
+    /// Rows in `format`, spilled to an unlinked file created in `dir`.
+    pub fn new(format: Format, dir: &Path) -> std::io::Result<Self> {
+        let seq = TMP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = dir.join(format!(".vmafgpu-rows-{}-{seq}.tmp", std::process::id()));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!("cannot create the spill file {}: {e}", path.display()),
+                )
+            })?;
+        std::fs::remove_file(&path)?;
+        Ok(Self {
+            format,
+            spill: std::io::BufWriter::with_capacity(1 << 16, file),
+            rows: 0,
+            bytes: 0,
+            names: Vec::new(),
+            seen: std::collections::HashSet::new(),
+            line: String::new(),
+        })
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Render frame `index`'s row and add it to the spill.
+    pub fn push(&mut self, index: u64, metrics: &[(String, f64)]) -> std::io::Result<()> {
+        self.line.clear();
+        if self.format == Format::Csv {
+            for (name, _) in metrics {
+                if !self.seen.contains(name) {
+                    self.seen.insert(name.clone());
+                    self.names.push(name.clone());
+                }
+            }
+        }
+        let columns: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        write_row(
+            self.format,
+            self.rows,
+            index,
+            metrics,
+            &columns,
+            &mut self.line,
+        );
+        self.spill.write_all(self.line.as_bytes())?;
+        self.rows += 1;
+        self.bytes += self.line.len() as u64;
+        Ok(())
+    }
+
+    /// Write the whole report to `out`: `summary`'s head, every row so far, its tail. The rows
+    /// stay: more can be pushed and the report written again.
+    pub fn write_report(
+        &mut self,
+        summary: &Summary,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        use std::io::{Read as _, Seek as _, SeekFrom};
+        let mut text = String::new();
+        summary.head(self.format, &mut text);
+        out.write_all(text.as_bytes())?;
+        self.spill.flush()?;
+        let file = self.spill.get_mut();
+        file.seek(SeekFrom::Start(0))?;
+        let copied = std::io::copy(&mut (&mut *file).take(self.bytes), out);
+        // back to the end for the next rows, whatever the copy did
+        file.seek(SeekFrom::End(0))?;
+        let copied = copied?;
+        if copied != self.bytes {
+            return Err(std::io::Error::other(format!(
+                "the spill file of the report's rows is short: {copied} of {} bytes",
+                self.bytes
+            )));
+        }
+        text.clear();
+        summary.tail(self.format, &mut text);
+        out.write_all(text.as_bytes())
     }
 }
 
@@ -362,19 +528,43 @@ impl ReportTarget {
         }
     }
 
+    /// Where the spill file of the report's rows goes ([`ReportRows::new`]): beside the
+    /// temporary (on the report's file system), else the system's temporary directory.
+    pub fn spill_dir(&self) -> PathBuf {
+        match self {
+            ReportTarget::Replace { tmp, .. } => tmp
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_path_buf(),
+            ReportTarget::Direct { .. } => std::env::temp_dir(),
+        }
+    }
+
     /// Write `contents` (once).
     pub fn write(&mut self, contents: &str) -> std::io::Result<()> {
+        self.write_with(|w| w.write_all(contents.as_bytes()))
+    }
+
+    /// Write the report that `fill` writes (once), through a buffer.
+    pub fn write_with(
+        &mut self,
+        fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
         match self {
             ReportTarget::Direct { path } => {
-                let mut f = std::fs::OpenOptions::new().append(true).open(path)?;
-                f.write_all(contents.as_bytes())?;
-                f.flush()
+                let f = std::fs::OpenOptions::new().append(true).open(path)?;
+                let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+                fill(&mut w)?;
+                w.flush()
             }
             ReportTarget::Replace { path, tmp, file } => {
-                let mut f = file
+                let f = file
                     .take()
                     .ok_or_else(|| std::io::Error::other("report already written"))?;
-                f.write_all(contents.as_bytes())?;
+                let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+                fill(&mut w)?;
+                let f = w.into_inner().map_err(|e| e.into_error())?;
                 // the replaced file's permissions carry over
                 if let Ok(m) = std::fs::metadata(&*path) {
                     f.set_permissions(m.permissions())?;
@@ -515,6 +705,123 @@ mod tests {
         assert!(bad.is_empty(), "{}", bad.join("\n"));
     }
 
+    /// The report writer as it was before the rows were streamed (`Report::render` of a031de7, kept
+    /// verbatim): the oracle the streamed report must equal byte for byte.
+    mod legacy {
+        use super::super::*;
+        /// The report text in `format`.
+        pub fn render(r: &Report, format: Format) -> String {
+            match format {
+                Format::Json => json(r),
+                Format::Xml => xml(r),
+                Format::Csv => csv(r),
+            }
+        }
+
+        // Layout: libvmaf 3.2.0 libvmaf/src/output.c: vmaf_write_output_json.
+        fn json(r: &Report) -> String {
+            let mut o = String::new();
+            let _ = writeln!(o, "{{");
+            let _ = writeln!(o, "  \"version\": \"{}\",", r.version);
+            if r.fps.is_finite() {
+                let _ = writeln!(o, "  \"fps\": {:.2},", r.fps);
+            } else {
+                let _ = writeln!(o, "  \"fps\": null,");
+            }
+            o.push_str("  \"frames\": [");
+            for (k, f) in r.frames.iter().enumerate() {
+                o.push_str(if k > 0 { ",\n" } else { "\n" });
+                let _ = writeln!(o, "    {{");
+                let _ = writeln!(o, "      \"frameNum\": {},", f.index);
+                let _ = writeln!(o, "      \"metrics\": {{");
+                for (j, (name, v)) in f.metrics.iter().enumerate() {
+                    let comma = if j + 1 < f.metrics.len() { "," } else { "" };
+                    let _ = writeln!(o, "        \"{name}\": {}{comma}", num_json(*v));
+                }
+                let _ = writeln!(o, "      }}");
+                o.push_str("    }");
+            }
+            o.push_str("\n  ],\n");
+            o.push_str("  \"pooled_metrics\": {");
+            for (k, (name, st)) in r.pooled.iter().enumerate() {
+                o.push_str(if k > 0 { ",\n" } else { "\n" });
+                let _ = write!(o, "    \"{name}\": {{");
+                let stats = [
+                    ("min", st.min),
+                    ("max", st.max),
+                    ("mean", st.mean),
+                    ("harmonic_mean", st.harmonic_mean),
+                ];
+                for (j, (stat, v)) in stats.iter().enumerate() {
+                    o.push_str(if j > 0 { ",\n" } else { "\n" });
+                    let _ = write!(o, "      \"{stat}\": {}", num_json(*v));
+                }
+                o.push_str("\n    }");
+            }
+            o.push_str("\n  },\n");
+            o.push_str("  \"aggregate_metrics\": {");
+            o.push_str("\n  }\n");
+            o.push_str("}\n");
+            o
+        }
+
+        // Layout: libvmaf 3.2.0 libvmaf/src/output.c: vmaf_write_output_xml.
+        fn xml(r: &Report) -> String {
+            let mut o = String::new();
+            let _ = writeln!(o, "<VMAF version=\"{}\">", r.version);
+            let _ = writeln!(
+                o,
+                "  <params qualityWidth=\"{}\" qualityHeight=\"{}\" />",
+                r.width, r.height
+            );
+            let _ = writeln!(o, "  <fyi fps=\"{:.2}\" />", r.fps);
+            let _ = writeln!(o, "  <frames>");
+            for f in r.frames {
+                let _ = write!(o, "    <frame frameNum=\"{}\" ", f.index);
+                for (name, v) in &f.metrics {
+                    let _ = write!(o, "{name}=\"{}\" ", fmt_g17(*v));
+                }
+                let _ = writeln!(o, "/>");
+            }
+            let _ = writeln!(o, "  </frames>");
+            let _ = writeln!(o, "  <pooled_metrics>");
+            for (name, st) in r.pooled {
+                let _ = writeln!(
+                    o,
+                    "    <metric name=\"{name}\" min=\"{}\" max=\"{}\" mean=\"{}\" harmonic_mean=\"{}\" />",
+                    fmt_g17(st.min),
+                    fmt_g17(st.max),
+                    fmt_g17(st.mean),
+                    fmt_g17(st.harmonic_mean)
+                );
+            }
+            let _ = writeln!(o, "  </pooled_metrics>");
+            let _ = writeln!(o, "  <aggregate_metrics />");
+            let _ = writeln!(o, "</VMAF>");
+            o
+        }
+
+        // Layout: libvmaf 3.2.0 libvmaf/src/output.c: vmaf_write_output_csv (a header row of metric
+        // names, then one row per frame; every field followed by a comma).
+        fn csv(r: &Report) -> String {
+            let mut o = String::from("Frame,");
+            for (name, _) in r.pooled {
+                let _ = write!(o, "{name},");
+            }
+            o.push('\n');
+            for f in r.frames {
+                let _ = write!(o, "{},", f.index);
+                for (name, _) in r.pooled {
+                    if let Some((_, v)) = f.metrics.iter().find(|(n, _)| n == name) {
+                        let _ = write!(o, "{},", fmt_g17(*v));
+                    }
+                }
+                o.push('\n');
+            }
+            o
+        }
+    }
+
     fn sample() -> (Vec<ReportFrame>, Vec<(String, MetricStats)>) {
         let frames = vec![
             ReportFrame {
@@ -577,6 +884,180 @@ mod tests {
             csv,
             "Frame,integer_adm2,vmaf,\n0,0.5,38.570172929719533,\n1,0.25,40,\n"
         );
+    }
+
+    /// Frames whose metric sets change: a metric that appears only later (in the middle of the
+    /// order), frames that lack one, a frame in another order, and values that print
+    /// specially (NaN, infinities, -0, tiny and huge).
+    fn awkward_frames(n: u64) -> Vec<ReportFrame> {
+        let special = [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -0.0,
+            5e-324,
+            1e300,
+        ];
+        // a fixed linear congruential sequence: varied, repeatable values
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 11) as f64 / (1u64 << 53) as f64 * 100.0
+        };
+        (0..n)
+            .map(|i| {
+                let mut metrics = vec![("integer_adm2".to_string(), next())];
+                if i >= n / 3 {
+                    metrics.push(("psnr_y".to_string(), next()));
+                }
+                if i % 7 != 3 {
+                    metrics.push(("integer_motion".to_string(), next()));
+                }
+                let v = if i % 11 == 5 {
+                    special[(i / 11) as usize % special.len()]
+                } else {
+                    next()
+                };
+                metrics.push(("vmaf".to_string(), v));
+                if i % 13 == 6 {
+                    metrics.reverse();
+                }
+                ReportFrame {
+                    index: 3 * i + 1,
+                    metrics,
+                }
+            })
+            .collect()
+    }
+
+    fn pooled_of(frames: &[ReportFrame]) -> Vec<(String, MetricStats)> {
+        let mut pool = MetricPool::new();
+        for f in frames {
+            pool.push(&f.metrics);
+        }
+        let stats = pool.stats().into_iter();
+        stats.map(|(n, s)| (n, s.into())).collect()
+    }
+
+    /// `frames` through [`ReportRows`] (in `dir`), then the report written: its bytes.
+    fn streamed(rows: &mut ReportRows, frames: &[ReportFrame], summary: &Summary) -> Vec<u8> {
+        for f in frames {
+            rows.push(f.index, &f.metrics).unwrap();
+        }
+        let mut out = Vec::new();
+        rows.write_report(summary, &mut out).unwrap();
+        out
+    }
+
+    /// The streamed report (rows spilled as frames come, head and tail at the end) and the
+    /// refactored `Report::render` are byte for byte the writer of before, for every format,
+    /// on empty, small and awkward runs, and again after more rows (a second EOS).
+    #[test]
+    fn streamed_report_equals_the_previous_writer() {
+        let dir = std::env::temp_dir().join(format!("vmafgpu-rows-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let all = awkward_frames(2000);
+        let cases: Vec<(&str, Vec<ReportFrame>, usize)> = vec![
+            ("no frames", Vec::new(), 0),
+            ("sample", sample().0, 1),
+            ("awkward", all.clone(), 1500),
+        ];
+        let mut checked = 0;
+        for (name, frames, split) in &cases {
+            for format in [Format::Json, Format::Xml, Format::Csv] {
+                for fps in [12.345, f64::NAN] {
+                    let mut rows = ReportRows::new(format, &dir).unwrap();
+                    // the first EOS after `split` frames, the second after all of them
+                    for upto in [*split, frames.len()] {
+                        let done = rows.rows() as usize;
+                        let pooled = pooled_of(&frames[..upto]);
+                        let report = Report {
+                            version: "3.2.0 (vmafgpu 0.1.0)",
+                            fps,
+                            width: 176,
+                            height: 144,
+                            frames: &frames[..upto],
+                            pooled: &pooled,
+                        };
+                        let want = legacy::render(&report, format);
+                        assert_eq!(report.render(format), want, "{name} {format:?} render");
+                        let got = streamed(&mut rows, &frames[done..upto], &report.summary());
+                        assert_eq!(rows.rows() as usize, upto);
+                        assert!(
+                            got == want.as_bytes(),
+                            "{name} {format:?} fps {fps} after {upto} frames: streamed \
+                             differs:\n{}\n---- want ----\n{want}",
+                            String::from_utf8_lossy(&got)
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 36);
+        // the spill files are unlinked at once: nothing in the directory
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The rows are on disk, not in memory: the spill grows with each row.
+    #[test]
+    fn rows_go_to_the_spill_as_they_come() {
+        let dir = std::env::temp_dir().join(format!("vmafgpu-spill-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut rows = ReportRows::new(Format::Json, &dir).unwrap();
+        let frames = awkward_frames(5000);
+        for f in &frames {
+            rows.push(f.index, &f.metrics).unwrap();
+        }
+        // at most one buffer (64 KiB) of the rows is not yet in the file
+        let on_disk = rows.spill.get_ref().metadata().unwrap().len();
+        assert!(rows.bytes > 500_000, "{} bytes of rows", rows.bytes);
+        assert!(
+            on_disk + (1 << 16) >= rows.bytes,
+            "{on_disk} of {} bytes on disk",
+            rows.bytes
+        );
+        // and what is in memory is one row, not the run
+        assert!(rows.line.capacity() < 1024, "{}", rows.line.capacity());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A target written through `write_with`: the rows' report lands at the path.
+    #[test]
+    fn a_target_takes_the_streamed_report() {
+        let dir = std::env::temp_dir().join(format!("vmafgpu-stream-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("r.xml");
+        let (mut target, _) = ReportTarget::prepare(&p).unwrap();
+        let mut rows = ReportRows::new(Format::Xml, &target.spill_dir()).unwrap();
+        let (frames, pooled) = sample();
+        for f in &frames {
+            rows.push(f.index, &f.metrics).unwrap();
+        }
+        let report = Report {
+            version: "3.2.0",
+            fps: 1.0,
+            width: 176,
+            height: 144,
+            frames: &frames,
+            pooled: &pooled,
+        };
+        target
+            .write_with(|w| rows.write_report(&report.summary(), w))
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            legacy::render(&report, Format::Xml)
+        );
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "temporaries left"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
