@@ -829,3 +829,80 @@ fn a_full_disk_while_rows_are_written_is_an_error() {
     );
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// Five pairs at 176x144 then five at 320x240 on both pads, each from an appsrc through
+/// `converters`: the messages until EOS or an error, and the XML report.
+fn size_change_through(converters: &str) -> (Messages, bool, String) {
+    init();
+    let dir = scratch(&format!("renegotiate-{}", converters.len()));
+    let report = dir.join("r.xml");
+    let line = format!(
+        "appsrc name=r format=time ! {converters} ! v.ref_sink \
+         appsrc name=d format=time ! {converters} ! v.dist_sink \
+         vmafgpu name=v frame-message=false results-format=xml results-filename={} ! fakesink",
+        report.display()
+    );
+    let pipeline = gst::parse::launch(&line).unwrap();
+    let bin = pipeline.clone().downcast::<gst::Bin>().unwrap();
+    let (rsrc, dsrc) = (bin.by_name("r").unwrap(), bin.by_name("d").unwrap());
+    let bus = pipeline.bus().unwrap();
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let small = info(VideoFormat::I420, 176, 144);
+    let large = info(VideoFormat::I420, 320, 240);
+    for i in 0..10u64 {
+        let info = if i < 5 { &small } else { &large };
+        for (src, distort) in [(&rsrc, false), (&dsrc, true)] {
+            if i == 0 || i == 5 {
+                src.set_property("caps", info.to_caps().unwrap());
+            }
+            let b = frame(info, i, distort, FRAME * i);
+            let _ = src.emit_by_name::<gst::FlowReturn>("push-buffer", &[&b]);
+        }
+    }
+    for src in [&rsrc, &dsrc] {
+        let _ = src.emit_by_name::<gst::FlowReturn>("end-of-stream", &[]);
+    }
+    let mut m = Messages::default();
+    let mut eos = false;
+    for msg in bus.iter_timed(gst::ClockTime::from_seconds(60)) {
+        push_message(&mut m, &msg);
+        match msg.view() {
+            gst::MessageView::Eos(_) => {
+                eos = true;
+                break;
+            }
+            gst::MessageView::Error(_) => break,
+            _ => {}
+        }
+    }
+    pipeline.set_state(gst::State::Null).unwrap();
+    let text = std::fs::read_to_string(&report).unwrap_or_default();
+    std::fs::remove_dir_all(&dir).unwrap();
+    (m, eos, text)
+}
+
+/// A resolution change on both streams through converters (`videoconvert`, and `videoconvert
+/// ! videoscale`) renegotiates to the new size and starts a new segment: every pair is scored,
+/// the last segment at 320x240 (the report's size), no not-negotiated error, no rescaling to
+/// the old size (the caps query used to pin each pad to the other pad's old size).
+#[test]
+fn a_size_change_on_both_pads_through_converters_renegotiates() {
+    let mut bad = Vec::new();
+    for converters in ["videoconvert", "videoconvert ! videoscale"] {
+        let (m, eos, report) = size_change_through(converters);
+        let frames = m.pooled.first().map(|p| p.scores.frames);
+        if !eos || !m.errors.is_empty() || frames != Some(10) {
+            bad.push(format!(
+                "{converters}: eos {eos}, frames {frames:?}, errors {:?}",
+                m.errors
+            ));
+        }
+        if !report.contains("qualityWidth=\"320\" qualityHeight=\"240\"") {
+            bad.push(format!(
+                "{converters}: the last segment is not at 320x240: {}",
+                report.lines().nth(1).unwrap_or("no report")
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

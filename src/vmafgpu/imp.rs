@@ -1419,8 +1419,13 @@ impl AggregatorImpl for VmafGpu {
                     // the distorted frames go downstream: what downstream takes
                     self.obj().src_pad().peer_query_caps(Some(&templ))
                 };
-                // steer upstream converters to the other pad's size and format (its latest
-                // caps: negotiation looks ahead of the frames still queued)
+                // Steer upstream converters to the other pad's size and format (its latest
+                // caps: negotiation looks ahead of the frames still queued): before the first
+                // pair (a distorted video scaled to the reference's size), and where the other
+                // pad has moved on from the size being scored (this pad follows it). Not while
+                // the other pad is still at that size: this pad may be the first of a change
+                // on both, whose new size must pass (pinned to the other's old size, a
+                // converter that cannot scale fails, one that can scales back to the old size).
                 let other_pad = if is_ref {
                     &self.dist_pad
                 } else {
@@ -1428,8 +1433,10 @@ impl AggregatorImpl for VmafGpu {
                 };
                 let other = other_pad
                     .current_caps()
-                    .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok().map(|i| (c, i)));
-                if let Some((_, info)) = other {
+                    .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok());
+                let scoring = self.state.lock().unwrap().as_ref().and_then(|s| s.geometry);
+                let pin = other.filter(|info| scoring.is_none_or(|g| Geometry::of(info) != g));
+                if let Some(info) = pin {
                     let want = gst_video::VideoCapsBuilder::new()
                         .format(info.format())
                         .width(info.width() as i32)
