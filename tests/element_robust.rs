@@ -906,3 +906,109 @@ fn a_size_change_on_both_pads_through_converters_renegotiates() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+const LATE_ALLOC_CHILD: &str = "VMAFGPU_ROBUST_LATE_ALLOC_CHILD";
+
+/// The child of `an_engine_failure_after_scored_frames_keeps_them`: three 64x48 pairs with a
+/// report, then one 16384x16384 GRAY8 pair on both pads (a new segment) under an address-space
+/// limit of what is used plus `margin_mib`, then EOS; prints the messages up to the error.
+fn late_alloc_child(margin_mib: u64, report: &str) {
+    let small = i420();
+    let mut rig = rig(
+        &[
+            ("threads", "1"),
+            ("backend", "cpu"),
+            ("results-filename", report),
+        ],
+        &small.to_caps().unwrap(),
+    );
+    let (r, d) = clip(&small, 3);
+    for i in 0..3 {
+        rig.r.push(r[i].clone()).unwrap();
+        rig.d.push(d[i].clone()).unwrap();
+    }
+    let big = info(VideoFormat::Gray8, 16384, 16384);
+    rig.r.set_src_caps(big.to_caps().unwrap());
+    rig.d.set_src_caps(big.to_caps().unwrap());
+    let buf = || {
+        // fresh anonymous memory: zero samples, and nothing touched until read
+        let mut b = gst::Buffer::with_size(big.size()).unwrap();
+        b.get_mut().unwrap().set_pts(FRAME * 3);
+        b
+    };
+    let (rb, db) = (buf(), buf());
+    limit_address_space(vm_size() + (margin_mib << 20));
+    let _ = rig.r.push(rb);
+    let _ = rig.d.push(db);
+    rig.r.push_event(gst::event::Eos::new());
+    rig.d.push_event(gst::event::Eos::new());
+    // the scratch failure comes after VIF on the whole frame: seconds on a loaded machine
+    let mut m = Messages::default();
+    while let Some(msg) = rig.bus.timed_pop(gst::ClockTime::from_seconds(120)) {
+        push_message(&mut m, &msg);
+        if !m.errors.is_empty() {
+            break;
+        }
+    }
+    println!("ORDER: {}", m.order);
+    for p in &m.pooled {
+        println!("POOLED: {}", p.scores.frames);
+    }
+    for (e, _) in &m.errors {
+        println!("ERROR: {e}");
+    }
+}
+
+/// An engine failure after frames were scored, at the push (the plane copy does not fit) or
+/// inside the engine's finish at EOS (the VIF and ADM scratch planes do not): the frames scored
+/// before it keep their messages, the pooled message and the report, then the error. Run in a
+/// child process.
+#[test]
+fn an_engine_failure_after_scored_frames_keeps_them() {
+    if let Ok(margin) = std::env::var(LATE_ALLOC_CHILD) {
+        let report = std::env::var("VMAFGPU_ROBUST_REPORT").unwrap();
+        late_alloc_child(margin.parse().unwrap(), &report);
+        return;
+    }
+    let dir = scratch("late-alloc");
+    let report = dir.join("r.json");
+    let mut bad = Vec::new();
+    for margin in [256, 1536] {
+        let _ = std::fs::remove_file(&report);
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "an_engine_failure_after_scored_frames_keeps_them",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(LATE_ALLOC_CHILD, margin.to_string())
+            .env("VMAFGPU_ROBUST_REPORT", &report)
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let tagged = |tag: &str| -> Vec<String> {
+            stdout
+                .lines()
+                .filter_map(|l| l.find(tag).map(|i| l[i + tag.len()..].to_string()))
+                .collect()
+        };
+        let text = std::fs::read_to_string(&report).unwrap_or_default();
+        let frames_in_report = text.matches("\"frameNum\"").count();
+        let ok = out.status.success()
+            && tagged("ORDER: ") == ["fffp"]
+            && tagged("POOLED: ") == ["3"]
+            && tagged("ERROR: ").iter().any(|e| e.contains("allocate"))
+            && frames_in_report == 3;
+        if !ok {
+            bad.push(format!(
+                "margin {margin} MiB: child {}, {frames_in_report} frames in the report:\n{stdout}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

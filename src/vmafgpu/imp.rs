@@ -468,10 +468,24 @@ impl VmafGpu {
         // The engine's summary pools this clip; the pooled message pools every clip since
         // start (flushing seeks, size changes): `take_scores` feeds the same accumulators frame
         // by frame (pooling clip summaries again would not be libvmaf's sums).
-        let (frames, _clip_summary) = r.map_err(|e| {
-            gst::element_imp_error!(self, gst::LibraryError::Failed, ("VMAF engine failed: {e}"));
-            gst::FlowError::Error
-        })?;
+        let (frames, _clip_summary) = match r {
+            Ok(r) => r,
+            Err(e) => {
+                // What was final before the failure keeps its messages, the pooled message and
+                // the report (the frames still in the engine are lost with it), then the error.
+                gst::debug!(CAT, imp = self, "engine failed ({why}): {e}");
+                if let Err(flow) = self.summary(out) {
+                    gst::debug!(CAT, imp = self, "no summary before the error: {flow:?}");
+                }
+                self.post(std::mem::take(out));
+                gst::element_imp_error!(
+                    self,
+                    gst::LibraryError::Failed,
+                    ("VMAF engine failed: {e}")
+                );
+                return Err(gst::FlowError::Error);
+            }
+        };
         {
             let mut guard = self.state.lock().unwrap();
             let state = guard.as_mut().ok_or(gst::FlowError::Flushing)?;
@@ -641,6 +655,8 @@ impl VmafGpu {
         };
         if segment_change {
             self.finish_scorer("geometry change", &mut out)?;
+            // the last frames of the clip that ended go out now, whatever this pair does
+            self.post(std::mem::take(&mut out));
         }
 
         let timing = self.timing(&dist_buf, Some(&dist_info));
@@ -672,7 +688,7 @@ impl VmafGpu {
             }
         };
         let frames = pushed.map_err(|e| {
-            self.finish_before_refused(&e);
+            self.finish_after_push_error(&e);
             gst::element_imp_error!(
                 self,
                 gst::StreamError::Format,
@@ -744,6 +760,26 @@ impl VmafGpu {
             return;
         }
         self.finish_clip_before(&format!("refused frame ({e})"));
+    }
+
+    /// A push the engine failed (a refused frame, or a backend or allocation failure): finish
+    /// the clip before it (`finish_before_refused`; for other errors where a pair came before
+    /// this one) so that the frames scored keep their messages, the pooled message and the
+    /// report.
+    fn finish_after_push_error(&self, e: &crate::Error) {
+        if matches!(
+            e,
+            crate::Error::SampleRange { .. } | crate::Error::FrameRefused { .. }
+        ) {
+            return self.finish_before_refused(e);
+        }
+        let earlier = {
+            let guard = self.state.lock().unwrap();
+            guard.as_ref().is_some_and(|s| s.next_index > 1)
+        };
+        if earlier {
+            self.finish_clip_before(&format!("engine error ({e})"));
+        }
     }
 
     /// An error after frames were paired: finish the clip before it as at EOS (the frames'
