@@ -1012,3 +1012,186 @@ fn an_engine_failure_after_scored_frames_keeps_them() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Every property of the element at its limits (each unsigned at its minimum and maximum,
+/// each enum value, each boolean on, each string empty and garbage), one at a time: the start
+/// fails with an error message, or three pairs run to a pooled message or an error message;
+/// never a panic or an abort.
+#[test]
+fn every_property_at_its_limits() {
+    init();
+    let probe = gst::ElementFactory::make("vmafgpu").build().unwrap();
+    let own = probe.type_();
+    let mut cases: Vec<(String, String)> = Vec::new();
+    for p in probe.list_properties() {
+        if p.owner_type() != own || !p.flags().contains(gst::glib::ParamFlags::WRITABLE) {
+            continue;
+        }
+        let name = p.name().to_string();
+        if name == "results-filename" {
+            // its own tests: every target kind
+            continue;
+        }
+        if let Some(u) = p.downcast_ref::<gst::glib::ParamSpecUInt>() {
+            cases.push((name.clone(), u.minimum().to_string()));
+            cases.push((name, u.maximum().to_string()));
+        } else if let Some(e) = p.downcast_ref::<gst::glib::ParamSpecEnum>() {
+            for v in e.enum_class().values() {
+                cases.push((name.clone(), v.nick().to_string()));
+            }
+        } else if p.downcast_ref::<gst::glib::ParamSpecBoolean>().is_some() {
+            cases.push((name, "true".into()));
+        } else if p.downcast_ref::<gst::glib::ParamSpecString>().is_some() {
+            cases.push((name.clone(), String::new()));
+            cases.push((name, format!("\u{1}{}/../:=;{}", "x".repeat(300), "é")));
+        } else {
+            panic!("property {name} of a kind this test does not cover");
+        }
+    }
+    assert!(cases.len() > 30, "{cases:?}");
+    let info = i420();
+    let mut bad = Vec::new();
+    for (name, value) in &cases {
+        let element = gst::ElementFactory::make("vmafgpu").build().unwrap();
+        element.set_property_from_str(name, value);
+        let bus = gst::Bus::new();
+        element.set_bus(Some(&bus));
+        let started = element.set_state(gst::State::Paused).is_ok();
+        element.set_state(gst::State::Null).unwrap();
+        if !started {
+            let m = collect(&bus);
+            if m.errors.iter().all(|(e, _)| e.is_empty()) {
+                bad.push(format!(
+                    "{name}={value:?}: the start failed without an error"
+                ));
+            }
+            continue;
+        }
+        let mut rig = rig(&[(name.as_str(), value.as_str())], &info.to_caps().unwrap());
+        let (r, d) = clip(&info, 3);
+        for i in 0..3 {
+            if rig.r.push(r[i].clone()).is_err() || rig.d.push(d[i].clone()).is_err() {
+                break;
+            }
+        }
+        rig.r.push_event(gst::event::Eos::new());
+        rig.d.push_event(gst::event::Eos::new());
+        let mut m = Messages::default();
+        while let Some(msg) = rig.bus.timed_pop(gst::ClockTime::from_seconds(20)) {
+            push_message(&mut m, &msg);
+            if !m.errors.is_empty() || !m.pooled.is_empty() {
+                break;
+            }
+        }
+        let scored = m.pooled.first().map_or(0, |p| p.scores.frames);
+        if scored == 0 && m.errors.is_empty() {
+            bad.push(format!(
+                "{name}={value:?}: neither a frame scored nor an error ({:?}, warnings {:?})",
+                m.order, m.warnings
+            ));
+        }
+        rig.element.set_state(gst::State::Null).unwrap();
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+const KILL_CHILD: &str = "VMAFGPU_ROBUST_KILL_CHILD";
+const KILL_PAIRS: u64 = 3000;
+
+/// The child of `a_killed_run_leaves_the_previous_report_or_a_whole_one`: `KILL_PAIRS` pairs
+/// with a report at `path`, then EOS.
+fn kill_child(path: &str) {
+    let info = i420();
+    let mut rig = rig(&[("results-filename", path)], &info.to_caps().unwrap());
+    let (r, d) = clip(&info, 2);
+    println!("PUSHING");
+    for i in 0..KILL_PAIRS {
+        let mut rb = r[(i % 2) as usize].copy();
+        let mut db = d[(i % 2) as usize].copy();
+        rb.get_mut().unwrap().set_pts(FRAME * i);
+        db.get_mut().unwrap().set_pts(FRAME * i);
+        rig.r.push(rb).unwrap();
+        rig.d.push(db).unwrap();
+    }
+    rig.finish();
+    println!("DONE");
+}
+
+/// A run killed (SIGKILL) at any moment, scoring or writing: the path holds the previous
+/// report untouched or the whole new one, never part of one; the next start on that path
+/// removes the temporary the killed run left, and nothing else is left (the rows' spill file
+/// is unlinked from the start).
+#[test]
+fn a_killed_run_leaves_the_previous_report_or_a_whole_one() {
+    if let Ok(path) = std::env::var(KILL_CHILD) {
+        kill_child(&path);
+        return;
+    }
+    let dir = scratch("kill");
+    let report = dir.join("r.json");
+    let mut bad = Vec::new();
+    let mut whole = 0;
+    // delays in ms after the child starts pushing; the last one is never killed
+    for delay in [0u64, 20, 100, 400, 1000, 2500, u64::MAX] {
+        std::fs::write(&report, "previous").unwrap();
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_killed_run_leaves_the_previous_report_or_a_whole_one",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(KILL_CHILD, &report)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        use std::io::BufRead as _;
+        while !line.contains("PUSHING") {
+            line.clear();
+            if stdout.read_line(&mut line).unwrap() == 0 {
+                break;
+            }
+        }
+        if delay == u64::MAX {
+            assert!(child.wait().unwrap().success());
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(delay));
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let text = std::fs::read_to_string(&report).unwrap();
+        if text != "previous" {
+            match serde_json::from_str::<serde_json::Value>(&text) {
+                Ok(v) if v["frames"].as_array().map(Vec::len) == Some(KILL_PAIRS as usize) => {
+                    whole += 1
+                }
+                _ => bad.push(format!(
+                    "killed after {delay} ms: the path holds {} bytes, neither the previous \
+                     report nor a whole one",
+                    text.len()
+                )),
+            }
+        }
+        // the next start on that path removes what the killed run left
+        let (ok, _, element) = start_with_report(report.to_str().unwrap());
+        assert!(ok);
+        element.set_state(gst::State::Null).unwrap();
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n != "r.json")
+            .collect();
+        if !left.is_empty() {
+            bad.push(format!("killed after {delay} ms: left behind {left:?}"));
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        whole >= 1,
+        "the run that was not killed wrote no whole report"
+    );
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
