@@ -1195,3 +1195,137 @@ fn a_killed_run_leaves_the_previous_report_or_a_whole_one() {
     );
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// A storm of flushing seeks on a running pipeline (`videotestsrc ! tee`, both pads), each to
+/// a segment of one second: no error, EOS at the end of the last segment, frame numbers only
+/// go up, and the last pooled message counts every frame message posted (a pooled message
+/// comes at each EOS, and covers every frame since the start).
+#[test]
+fn a_seek_storm_keeps_the_counts() {
+    init();
+    let pipeline = gst::parse::launch(
+        "videotestsrc pattern=ball ! \
+         video/x-raw,format=I420,width=64,height=48,framerate=25/1 ! tee name=t \
+         t. ! queue ! v.ref_sink t. ! queue ! v.dist_sink \
+         vmafgpu name=v backend=cpu ! fakesink sync=false",
+    )
+    .unwrap();
+    let bus = pipeline.bus().unwrap();
+    pipeline.set_state(gst::State::Paused).unwrap();
+    let _ = pipeline.state(gst::ClockTime::from_seconds(10));
+    let segment = |start: gst::ClockTime| {
+        pipeline
+            .seek(
+                1.0,
+                gst::SeekFlags::FLUSH | gst::SeekFlags::ACCURATE,
+                gst::SeekType::Set,
+                start,
+                gst::SeekType::Set,
+                start + gst::ClockTime::from_seconds(1),
+            )
+            .is_ok()
+    };
+    assert!(segment(gst::ClockTime::ZERO));
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let mut m = Messages::default();
+    let mut ended = None;
+    // 60 flushing seeks, a few milliseconds apart
+    for k in 0..60u64 {
+        ended = None;
+        segment(gst::ClockTime::from_mseconds((k * 7919) % 12_000));
+        std::thread::sleep(std::time::Duration::from_millis(3 + k % 5));
+        while let Some(msg) = bus.pop() {
+            push_message(&mut m, &msg);
+            match msg.view() {
+                gst::MessageView::Eos(_) => ended = Some(true),
+                gst::MessageView::Error(_) => ended = Some(false),
+                _ => {}
+            }
+        }
+        if ended == Some(false) {
+            break;
+        }
+    }
+    while ended.is_none() {
+        let Some(msg) = bus.timed_pop(gst::ClockTime::from_seconds(60)) else {
+            break;
+        };
+        push_message(&mut m, &msg);
+        match msg.view() {
+            gst::MessageView::Eos(_) => ended = Some(true),
+            gst::MessageView::Error(_) => ended = Some(false),
+            _ => {}
+        }
+    }
+    pipeline.set_state(gst::State::Null).unwrap();
+    assert_eq!(ended, Some(true), "errors {:?}", m.errors);
+    assert!(m.errors.is_empty(), "{:?}", m.errors);
+    let idx: Vec<u64> = m.frames.iter().map(|f| f.index).collect();
+    assert!(idx.windows(2).all(|w| w[0] < w[1]), "frame numbers {idx:?}");
+    let last = m.pooled.last().expect("a pooled message");
+    assert_eq!(last.scores.frames, m.frames.len() as u64, "{:?}", m.order);
+    assert!(m.frames.len() >= 10, "{} frames", m.frames.len());
+}
+
+/// Raw files through `filesrc ! rawvideoparse`: a truncated distorted file (its last frame cut
+/// in half) scores the whole frames and ends in EOS; a garbage 10-bit file (samples above
+/// 1023) is a clean error naming the sample, after the pooled message.
+#[test]
+fn truncated_and_garbage_files() {
+    init();
+    let dir = scratch("files");
+    let info = i420();
+    let frames = |distort: bool| -> Vec<u8> {
+        (0..10)
+            .flat_map(|i| {
+                let b = frame(&info, i, distort, FRAME * i);
+                b.map_readable().unwrap().as_slice().to_vec()
+            })
+            .collect()
+    };
+    let (r, d) = (frames(false), frames(true));
+    let frame_bytes = info.size();
+    std::fs::write(dir.join("ref.yuv"), &r).unwrap();
+    std::fs::write(dir.join("cut.yuv"), &d[..9 * frame_bytes + frame_bytes / 2]).unwrap();
+    // deterministic garbage: every byte pair a little-endian value up to 65535
+    let garbage: Vec<u8> = (0..10 * 2 * frame_bytes as u64)
+        .map(|i| (i.wrapping_mul(2654435761) >> 7) as u8)
+        .collect();
+    std::fs::write(dir.join("garbage.yuv"), &garbage).unwrap();
+    let parse = |file: &str, format: &str| {
+        format!(
+            "filesrc location={} ! rawvideoparse width=64 height=48 format={format} \
+             framerate=25/1",
+            dir.join(file).display()
+        )
+    };
+    let sink = "vmafgpu name=v backend=cpu frame-message=false ! fakesink";
+    let (m, eos) = run_pipeline(&format!(
+        "{} ! v.ref_sink {} ! v.dist_sink {sink}",
+        parse("ref.yuv", "i420"),
+        parse("cut.yuv", "i420")
+    ));
+    let scored = m.pooled.first().map(|p| p.scores.frames);
+    let truncated_ok = eos && m.errors.is_empty() && scored == Some(9);
+    let (g, geos) = run_pipeline(&format!(
+        "{} ! v.ref_sink {} ! v.dist_sink {sink}",
+        parse("garbage.yuv", "i420-10le"),
+        parse("garbage.yuv", "i420-10le")
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        truncated_ok,
+        "truncated: eos {eos}, scored {scored:?}, errors {:?}",
+        m.errors
+    );
+    assert!(
+        !geos && g.pooled.len() == 1 && g.order.ends_with('p'),
+        "garbage: eos {geos}, messages {:?}",
+        g.order
+    );
+    assert!(
+        g.errors.iter().any(|(e, _)| e.contains("1023")),
+        "garbage: {:?}",
+        g.errors
+    );
+}
