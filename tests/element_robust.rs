@@ -1,5 +1,9 @@
 //! vmafgpu reliability: GAPs under `sync=index`, timestamp skew warnings, report paths checked
-//! at start (errors, symlinks, FIFOs, devices), unique temporaries, empty runs, start errors.
+//! at start (errors, symlinks, FIFOs, devices), unique temporaries, empty runs, start errors,
+//! memory and disk limits (in child processes), errors after scored frames (malformed buffers,
+//! caps changes on one pad, engine failures), size changes on both pads through converters,
+//! every property at its limits, killed runs, concurrent writers, seek storms, truncated and
+//! garbage files, live drops and stalls.
 
 mod elementkit;
 
@@ -1328,4 +1332,86 @@ fn truncated_and_garbage_files() {
         "garbage: {:?}",
         g.errors
     );
+}
+
+/// A live pipeline whose distorted branch stalls for half a second at frame 10 (a probe that
+/// sleeps): no hang and no error; the reference frames whose deadline passed are unmatched,
+/// and every frame of each pad is either scored or counted unmatched.
+#[test]
+fn a_live_stall_on_one_pad_is_counted_and_the_stream_goes_on() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    init();
+    let caps = "video/x-raw,format=I420,width=64,height=48,framerate=25/1";
+    let pipeline = gst::parse::launch(&format!(
+        "videotestsrc is-live=true num-buffers=40 pattern=ball ! {caps} ! v.ref_sink \
+         videotestsrc is-live=true num-buffers=40 pattern=ball ! {caps} ! identity name=stall ! \
+         v.dist_sink vmafgpu name=v backend=cpu frame-message=false latency=100000000 ! \
+         fakesink sync=true"
+    ))
+    .unwrap()
+    .downcast::<gst::Pipeline>()
+    .unwrap();
+    let seen = AtomicU32::new(0);
+    pipeline
+        .by_name("stall")
+        .unwrap()
+        .static_pad("src")
+        .unwrap()
+        .add_probe(gst::PadProbeType::BUFFER, move |_, _| {
+            if seen.fetch_add(1, Ordering::SeqCst) == 10 {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
+            gst::PadProbeReturn::Ok
+        });
+    let bus = pipeline.bus().unwrap();
+    pipeline.set_state(gst::State::Playing).unwrap();
+    let mut m = Messages::default();
+    let mut eos = false;
+    for msg in bus.iter_timed(gst::ClockTime::from_seconds(30)) {
+        push_message(&mut m, &msg);
+        match msg.view() {
+            gst::MessageView::Eos(_) => {
+                eos = true;
+                break;
+            }
+            gst::MessageView::Error(_) => break,
+            _ => {}
+        }
+    }
+    pipeline.set_state(gst::State::Null).unwrap();
+    assert!(eos && m.errors.is_empty(), "{:?}", m.errors);
+    let p = &m.pooled[0];
+    assert!(p.unmatched_ref > 0, "the stall missed no deadline: {p:?}");
+    assert_eq!(p.scores.frames + p.unmatched_ref, 40, "{p:?}");
+    assert_eq!(p.scores.frames + p.unmatched_dist, 40, "{p:?}");
+}
+
+/// Six elements in six threads writing reports to one path at once: the path ends with one
+/// whole report (four frames), and no temporary is left.
+#[test]
+fn concurrent_writers_on_one_path() {
+    let dir = scratch("concurrent");
+    let report = dir.join("r.json");
+    let path = report.to_str().unwrap().to_string();
+    let threads: Vec<_> = (0..6)
+        .map(|_| {
+            let path = path.clone();
+            std::thread::spawn(move || run_with_report(&path))
+        })
+        .collect();
+    for t in threads {
+        let m = t.join().unwrap();
+        assert!(m.errors.is_empty(), "{:?}", m.errors);
+        assert_eq!(m.pooled.len(), 1);
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["frames"].as_array().map(Vec::len), Some(4));
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(left, ["r.json"], "left behind");
 }
