@@ -3,9 +3,11 @@
 //! [`Report`] renders libvmaf's JSON, XML and CSV report layouts (`libvmaf/src/output.c`): the
 //! same keys, frame numbering and `pooled_metrics`, except that numbers carry 17 significant
 //! digits (`%.17g`, enough to read back the exact `f64`) where libvmaf prints 6 decimals.
-//! [`ReportTarget`] checks the path at start and writes through a temporary file renamed into
-//! place (through symbolic links; FIFOs and devices directly), so a crash never leaves a
-//! half-written report.
+//! [`ReportRows`] renders each frame's row as it is scored into a spill file, so that memory
+//! stays flat for any length; at the end its head, rows and tail are the bytes
+//! [`Report::render`] gives. [`ReportTarget`] checks the path at start and writes through a
+//! temporary file renamed into place (through symbolic links; FIFOs and devices directly), so a
+//! crash never leaves a half-written report.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
