@@ -10,7 +10,9 @@
 //! I420 frames until the first score comes out, and reports the time from `Scorer::new` to the
 //! scorer being ready and to the first score, and what the cache did; the parent adds the whole
 //! process's wall time (exec, libraries, driver start-up, teardown). `--companions` adds PSNR,
-//! SSIM, MS-SSIM, CIEDE2000 and PSNR-HVS (the second kernel text on CUDA).
+//! SSIM, MS-SSIM, CIEDE2000 and PSNR-HVS (the second kernel text on CUDA). Run it with
+//! `CUDA_CACHE_DISABLE=1` as well: the driver's own JIT cache (`~/.nv`) also speeds up NVRTC's
+//! compile once it is warm, which hides the cold cost on a machine that ran the kernels before.
 
 use std::process::Command;
 use std::time::Instant;
