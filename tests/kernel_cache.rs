@@ -17,6 +17,8 @@
 //!   compiles nothing, both give the same scores, equal (`==`) to the CPU backend's. Skips
 //!   without a GPU, fails under VMAFGPU_REQUIRE_GPU=1.
 
+#![cfg(any(feature = "cuda", feature = "hip"))]
+
 mod gpu_content;
 
 use std::fs;
