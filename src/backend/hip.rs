@@ -89,17 +89,40 @@ pub fn check_arch(version: i32, arch: &str) -> std::result::Result<(), String> {
 type CodeKey = (String, String);
 type CodeCache = Mutex<HashMap<CodeKey, std::result::Result<Arc<Vec<u8>>, String>>>;
 
-/// Compile the kernel text for `arch` with the runtime's hipRTC: once per process, runtime
-/// library and architecture (failures are remembered too).
+/// Compile the kernel text for `arch` with the runtime's hipRTC, or read it from the on-disk
+/// kernel cache: once per process, runtime library and architecture (failures are remembered
+/// too).
 pub fn code_object(rt: &Runtime, arch: &str) -> Result<Arc<Vec<u8>>> {
+    use super::gpu::cache as kernel_cache;
     static CACHE: OnceLock<CodeCache> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     let mut map = cache.lock().unwrap_or_else(|p| p.into_inner());
     let key = (rt.library.clone(), arch.to_string());
     let r = map.entry(key).or_insert_with(|| {
         let rtc = rt.rtc()?;
-        rtc.compile(kernels::SOURCE, "vmafgpu.cu", &hiprtc_options(arch))
-            .map(Arc::new)
+        let opts = hiprtc_options(arch);
+        // The on-disk kernel cache (gpu::cache): keyed by the text, the options, the runtime's
+        // version and the identity of the runtime and hipRTC libraries.
+        let id = format!("{} {}", arch, rt.version().unwrap_or(0));
+        let (lib, rtc_lib) = (
+            kernel_cache::file_identity(&rt.library),
+            kernel_cache::file_identity(&rtc.library),
+        );
+        let key = kernel_cache::Key::new(
+            "hip-code-object",
+            &[
+                kernels::SOURCE.as_bytes(),
+                opts.join("\n").as_bytes(),
+                id.as_bytes(),
+                &lib,
+                &rtc_lib,
+            ],
+        );
+        kernel_cache::global()
+            .load_or_compile("hip-code-object", key, || {
+                rtc.compile(kernels::SOURCE, "vmafgpu.cu", &opts)
+            })
+            .map(|(code, _)| Arc::new(code))
             .map_err(|e| format!("kernel compilation for {arch} failed: {e}"))
     });
     r.clone().map_err(|e| Error::Backend(format!("HIP: {e}")))

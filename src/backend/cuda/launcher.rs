@@ -1,15 +1,20 @@
 //! NVRTC: run-time compilation of the two kernel texts (VMAF's and the companions') for the CUDA
-//! backend, one PTX cache for both, and the driver's view of the kernel argument structs.
+//! backend, to a CUBIN for the device kept in the on-disk kernel cache (`gpu::cache`), and the
+//! driver's view of the kernel argument structs.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::nvrtc::Ptx;
+
+use crate::backend::gpu::cache;
 
 use crate::backend::gpu::kernels::{AdmArgs, MotionArgs, RangeArgs, SOURCE, ShiftArgs, VifArgs};
 use crate::error::{Error, Result};
 
 /// A kernel text the CUDA backend compiles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Text {
     /// VIF, ADM, motion, range check, MSB shift ([`SOURCE`]).
     Vmaf = 0,
@@ -34,16 +39,132 @@ impl Text {
     }
 }
 
-/// Each text's PTX, compiled once per process, for the compute capability of the first device
-/// that asked (all devices of one machine share it in practice), or the compiler's error.
-static PTX: [OnceLock<std::result::Result<Ptx, String>>; 2] = [const { OnceLock::new() }; 2];
+/// One module image per text and compute capability, made once per process ([`ptx`]).
+type Images = Mutex<HashMap<(Text, i32, i32), Arc<OnceLock<std::result::Result<Ptx, String>>>>>;
 
-/// The PTX of `text` for `arch` from the process's cache (compiled on the first call).
+/// The module image of `text` for the device of the calling thread's current context: the
+/// CUBIN for its real architecture, from the on-disk kernel cache ([`image`]), made once per
+/// process and device architecture; `arch` is the PTX target of the fallback.
 pub(crate) fn ptx(text: Text, arch: &'static str) -> Result<Ptx> {
-    match PTX[text as usize].get_or_init(|| compile_text(text, arch).map_err(|e| e.to_string())) {
+    let Ok(cc) = current_capability() else {
+        return compile_text(text, arch);
+    };
+    static IMAGES: OnceLock<Images> = OnceLock::new();
+    let cell = IMAGES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry((text, cc.0, cc.1))
+        .or_default()
+        .clone();
+    match cell.get_or_init(|| image(text, arch, cc)) {
         Ok(p) => Ok(p.clone()),
         Err(e) => Err(Error::Backend(e.clone())),
     }
+}
+
+/// The compute capability of the current context's device.
+fn current_capability() -> std::result::Result<(i32, i32), cudarc::driver::DriverError> {
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    let mut dev: cudarc::driver::sys::CUdevice = 0;
+    // SAFETY: writes one device handle; fails without a current context.
+    unsafe { cudarc::driver::sys::cuCtxGetDevice(&mut dev) }.result()?;
+    let attr = |a| {
+        // SAFETY: `dev` is the current context's device.
+        unsafe { cudarc::driver::result::device::get_attribute(dev, a) }
+    };
+    Ok((
+        attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+        attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+    ))
+}
+
+/// `text` compiled for compute capability `major.minor`: the CUBIN for `sm_{major}{minor}`
+/// from the kernel cache (`gpu::cache`, compiled and stored on a miss), keyed by the text, the
+/// options, the architecture, the driver's and NVRTC's versions. Where NVRTC cannot build that
+/// CUBIN (an NVRTC older than the device), the PTX for `arch` as before, uncached: the driver
+/// compiles it; a kernel text that does not compile fails here with the PTX compiler's log.
+fn image(
+    text: Text,
+    arch: &'static str,
+    (major, minor): (i32, i32),
+) -> std::result::Result<Ptx, String> {
+    // SAFETY: only probes for the shared library (dlopen), calls nothing in it.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return compile_text(text, arch).map_err(|e| e.to_string()); // says NVRTC is missing
+    }
+    let mut options: Vec<String> = NVRTC_OPTIONS.iter().map(|o| o.to_string()).collect();
+    options.push(format!("--gpu-architecture=sm_{major}{minor}"));
+    let mut driver: std::ffi::c_int = 0;
+    // SAFETY: writes one int.
+    let _ = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver) };
+    let (mut nv_major, mut nv_minor): (std::ffi::c_int, std::ffi::c_int) = (0, 0);
+    // SAFETY: writes two ints (libnvrtc is present: checked above).
+    let _ = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut nv_major, &mut nv_minor) };
+    let key = cache::Key::new(
+        "cuda-cubin",
+        &[
+            text.source().as_bytes(),
+            options.join("\n").as_bytes(),
+            format!("sm_{major}{minor} driver {driver} nvrtc {nv_major}.{nv_minor}").as_bytes(),
+        ],
+    );
+    match cache::global().load_or_compile("cuda-cubin", key, || {
+        compile_cubin(text.source(), text.name(), &options)
+    }) {
+        Ok((cubin, _)) => Ok(Ptx::from_binary(cubin)),
+        Err(_) => compile_text(text, arch).map_err(|e| e.to_string()),
+    }
+}
+
+/// Compile `source` to a CUBIN with NVRTC (`options` name the real architecture).
+fn compile_cubin(
+    source: &str,
+    name: &str,
+    options: &[String],
+) -> std::result::Result<Vec<u8>, String> {
+    use cudarc::nvrtc::{result, sys};
+    // SAFETY: only probes for the shared library (dlopen), calls nothing in it.
+    if !unsafe { sys::is_culib_present() } {
+        return Err("NVRTC (libnvrtc.so) is not installed or not on the library path".into());
+    }
+    let src = CString::new(source).map_err(|_| "kernel text contains NUL".to_string())?;
+    let cname = CString::new(name).map_err(|_| "name contains NUL".to_string())?;
+    let prog = result::create_program(&src, Some(&cname)).map_err(|e| format!("{name}: {e}"))?;
+    // SAFETY: `prog` is live (created above, destroyed below); `src` and `cname` outlive it;
+    // the CUBIN buffer is exactly the size NVRTC reports.
+    let r = unsafe {
+        result::compile_program(prog, options)
+            .map_err(|e| {
+                let log = result::get_program_log(prog).unwrap_or_default();
+                let log: Vec<u8> = log
+                    .iter()
+                    .map(|&c| c as u8)
+                    .take_while(|&c| c != 0)
+                    .collect();
+                format!("{name}: {e}: {}", String::from_utf8_lossy(&log))
+            })
+            .and_then(|()| {
+                let mut n = 0usize;
+                sys::nvrtcGetCUBINSize(prog, &mut n)
+                    .result()
+                    .map_err(|e| e.to_string())?;
+                let mut cubin = vec![0u8; n];
+                sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut std::ffi::c_char)
+                    .result()
+                    .map_err(|e| e.to_string())?;
+                Ok(cubin)
+            })
+    };
+    // SAFETY: `prog` is live and not used after this.
+    let _ = unsafe { result::destroy_program(prog) };
+    r.and_then(|c| {
+        if c.is_empty() {
+            Err(format!("{name}: NVRTC returned no CUBIN"))
+        } else {
+            Ok(c)
+        }
+    })
 }
 
 /// Compile `text` with NVRTC for `arch` ([`compile_source`]), without the cache.

@@ -11,6 +11,8 @@ pub(crate) fn gpu_error(scope: &str, what: &str, cause: impl std::fmt::Display) 
     Error::Backend(format!("{scope}: {what}: {cause}"))
 }
 
+#[doc(hidden)]
+pub mod cache;
 mod companion_metrics;
 #[doc(hidden)]
 pub mod companion_plan;
