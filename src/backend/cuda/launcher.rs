@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cudarc::nvrtc::Ptx;
 
 use crate::backend::gpu::cache;
-
 use crate::backend::gpu::kernels::{AdmArgs, MotionArgs, RangeArgs, SOURCE, ShiftArgs, VifArgs};
 use crate::error::{Error, Result};
 
