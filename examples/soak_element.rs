@@ -311,7 +311,14 @@ fn soak(o: &Opts, (w, h, n): (u32, u32, u64)) -> Result<(), String> {
         to.1 as f64 / 1048576.0,
         to.0,
         rss_end as f64 / 1048576.0,
-        status_bytes("VmHWM:") as f64 / 1048576.0,
+        // (VmHWM is updated lazily: never below a sample)
+        samples
+            .iter()
+            .map(|s| s.1)
+            .chain([status_bytes("VmHWM:"), rss_end])
+            .max()
+            .unwrap_or(0) as f64
+            / 1048576.0,
         per_million / 1e6
     );
     println!("report: {report_bytes} bytes");

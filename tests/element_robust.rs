@@ -834,11 +834,12 @@ fn a_full_disk_while_rows_are_written_is_an_error() {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
-/// Five pairs at 176x144 then five at 320x240 on both pads, each from an appsrc through
-/// `converters`: the messages until EOS or an error, and the XML report.
-fn size_change_through(converters: &str) -> (Messages, bool, String) {
+/// Five pairs at 176x144 then five at 320x240 on both pads (on the distorted pad only unless
+/// `both`), each from an appsrc through `converters`: the messages until EOS or an error, and
+/// the XML report.
+fn size_change_through(converters: &str, both: bool) -> (Messages, bool, String) {
     init();
-    let dir = scratch(&format!("renegotiate-{}", converters.len()));
+    let dir = scratch(&format!("renegotiate-{}-{both}", converters.len()));
     let report = dir.join("r.xml");
     let line = format!(
         "appsrc name=r format=time ! {converters} ! v.ref_sink \
@@ -854,8 +855,12 @@ fn size_change_through(converters: &str) -> (Messages, bool, String) {
     let small = info(VideoFormat::I420, 176, 144);
     let large = info(VideoFormat::I420, 320, 240);
     for i in 0..10u64 {
-        let info = if i < 5 { &small } else { &large };
         for (src, distort) in [(&rsrc, false), (&dsrc, true)] {
+            let info = if i < 5 || (!both && !distort) {
+                &small
+            } else {
+                &large
+            };
             if i == 0 || i == 5 {
                 src.set_property("caps", info.to_caps().unwrap());
             }
@@ -893,7 +898,7 @@ fn size_change_through(converters: &str) -> (Messages, bool, String) {
 fn a_size_change_on_both_pads_through_converters_renegotiates() {
     let mut bad = Vec::new();
     for converters in ["videoconvert", "videoconvert ! videoscale"] {
-        let (m, eos, report) = size_change_through(converters);
+        let (m, eos, report) = size_change_through(converters, true);
         let frames = m.pooled.first().map(|p| p.scores.frames);
         if !eos || !m.errors.is_empty() || frames != Some(10) {
             bad.push(format!(
@@ -909,6 +914,24 @@ fn a_size_change_on_both_pads_through_converters_renegotiates() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// A size change on the distorted stream only, through `videoconvert ! videoscale`, once
+/// scoring has started: not scaled back to the reference's size in silence, but an error
+/// naming both pads' caps, after the five pairs before it were scored and reported.
+#[test]
+fn a_size_change_on_one_pad_through_videoscale_is_an_error() {
+    let (m, eos, report) = size_change_through("videoconvert ! videoscale", false);
+    assert!(!eos, "the change on one pad passed: {:?}", m.order);
+    assert!(
+        m.errors
+            .iter()
+            .any(|(e, _)| e.contains("same width") && e.contains("320")),
+        "{:?}",
+        m.errors
+    );
+    assert_eq!(m.pooled.first().map(|p| p.scores.frames), Some(5));
+    assert_eq!(report.matches("<frame ").count(), 5, "{report}");
 }
 
 const LATE_ALLOC_CHILD: &str = "VMAFGPU_ROBUST_LATE_ALLOC_CHILD";
