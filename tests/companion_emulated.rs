@@ -334,6 +334,7 @@ const PSNR: Companions = Companions {
     ms_ssim: false,
     ciede: false,
     psnr_hvs: false,
+    cambi: None,
 };
 
 #[test]
@@ -352,6 +353,7 @@ const SSIM: Companions = Companions {
     ms_ssim: false,
     ciede: false,
     psnr_hvs: false,
+    cambi: None,
 };
 
 const MS_SSIM: Companions = Companions {
@@ -360,6 +362,7 @@ const MS_SSIM: Companions = Companions {
     ms_ssim: true,
     ciede: false,
     psnr_hvs: false,
+    cambi: None,
 };
 
 #[test]
@@ -395,6 +398,7 @@ const PSNR_HVS: Companions = Companions {
     ms_ssim: false,
     ciede: false,
     psnr_hvs: true,
+    cambi: None,
 };
 
 #[test]
@@ -414,6 +418,7 @@ const CIEDE: Companions = Companions {
     ms_ssim: false,
     ciede: true,
     psnr_hvs: false,
+    cambi: None,
 };
 
 #[test]
@@ -466,6 +471,7 @@ fn all_metrics_together() {
         ms_ssim: true,
         ciede: true,
         psnr_hvs: true,
+        cambi: None,
     };
     compare(all, &[(177, 180)], &[8, 10], &LAYOUTS[..3]);
 }
@@ -586,6 +592,7 @@ fn host_frames_equal_cpu() {
             ms_ssim: gstvmafgpu::features::ms_ssim::check_size(w, h).is_ok(),
             ciede: true,
             psnr_hvs: bpc <= 12,
+            cambi: None,
         };
         for c in [Content::Natural, Content::MaxDiff] {
             seed += 1;

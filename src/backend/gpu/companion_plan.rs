@@ -983,6 +983,7 @@ mod tests {
             ms_ssim: true,
             ciede: true,
             psnr_hvs: true,
+            cambi: None,
         };
         for (w, h, bpc, sets) in [(1920usize, 1080usize, 8u8, 2), (181, 190, 10, 3)] {
             let g = Geometry {
