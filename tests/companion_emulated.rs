@@ -883,37 +883,6 @@ fn hconv_widens_every_kind_of_product_as_the_c_code() {
     assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
 }
 
-/// Banding-prone luma: plateaus of one value a few samples apart (a staircase of 1-step
-/// increments at 8 bits, 4 at 10), dark enough for the visibility threshold, with a dithered
-/// (noisy) quarter, as 10-bit values scaled to `bpc`.
-fn banded(w: usize, h: usize, bpc: u8, seed: u64) -> gstvmafgpu::picture::OwnedPlane {
-    let mut rng = gpu_content::Rng(seed | 1);
-    let mut data = Vec::with_capacity(w * h);
-    for y in 0..h {
-        for x in 0..w {
-            let mut v10 = 80 + 4 * (x * 24 / w) as u32 + 4 * (y * 6 / h) as u32;
-            if x < w / 2 && y >= h / 2 {
-                v10 += rng.below(9) as u32;
-            }
-            if x >= 3 * w / 4 && y < h / 4 {
-                v10 = (x as u32 * 37 + y as u32 * 11) % 1024;
-            }
-            data.push(match bpc {
-                8 => (v10 >> 2) as u16,
-                9 => (v10 >> 1) as u16,
-                10 => v10 as u16,
-                b => ((v10 << (b - 10)) | (rng.below(1 << (b - 10)) as u32)) as u16,
-            });
-        }
-    }
-    gstvmafgpu::picture::OwnedPlane {
-        data,
-        width: w,
-        height: h,
-        bpc,
-    }
-}
-
 /// A CAMBI job of `p`'s options on the distorted plane `d` (the reference is a copy).
 fn cambi_job(d: gstvmafgpu::picture::OwnedPlane, p: CambiParams, seed: u64) -> FrameJob {
     let r = d.clone();
@@ -1001,7 +970,7 @@ fn cambi_compare(cases: &[(usize, usize, u8)], contents: bool, options: &[&str])
     let (mut n, mut scored, mut nonzero) = (0, 0, 0);
     let mut seed = 400;
     for &(w, h, bpc) in cases {
-        let mut planes = vec![("banded", banded(w, h, bpc, seed))];
+        let mut planes = vec![("banded", gpu_content::banded(w, h, bpc, seed))];
         if contents {
             for c in gpu_content::ALL {
                 seed += 1;
