@@ -36,6 +36,7 @@ use gstvmafgpu::backend::{
     compute_companions_cpu,
 };
 use gstvmafgpu::features::adm::AdmParams;
+use gstvmafgpu::features::cambi::{self, CambiParams};
 use gstvmafgpu::features::vif::VifParams;
 
 fn emulator() -> Option<&'static Path> {
@@ -334,6 +335,7 @@ const PSNR: Companions = Companions {
     ms_ssim: false,
     ciede: false,
     psnr_hvs: false,
+    cambi: None,
 };
 
 #[test]
@@ -352,6 +354,7 @@ const SSIM: Companions = Companions {
     ms_ssim: false,
     ciede: false,
     psnr_hvs: false,
+    cambi: None,
 };
 
 const MS_SSIM: Companions = Companions {
@@ -360,6 +363,7 @@ const MS_SSIM: Companions = Companions {
     ms_ssim: true,
     ciede: false,
     psnr_hvs: false,
+    cambi: None,
 };
 
 #[test]
@@ -395,6 +399,7 @@ const PSNR_HVS: Companions = Companions {
     ms_ssim: false,
     ciede: false,
     psnr_hvs: true,
+    cambi: None,
 };
 
 #[test]
@@ -414,6 +419,7 @@ const CIEDE: Companions = Companions {
     ms_ssim: false,
     ciede: true,
     psnr_hvs: false,
+    cambi: None,
 };
 
 #[test]
@@ -466,6 +472,7 @@ fn all_metrics_together() {
         ms_ssim: true,
         ciede: true,
         psnr_hvs: true,
+        cambi: None,
     };
     compare(all, &[(177, 180)], &[8, 10], &LAYOUTS[..3]);
 }
@@ -586,6 +593,7 @@ fn host_frames_equal_cpu() {
             ms_ssim: gstvmafgpu::features::ms_ssim::check_size(w, h).is_ok(),
             ciede: true,
             psnr_hvs: bpc <= 12,
+            cambi: None,
         };
         for c in [Content::Natural, Content::MaxDiff] {
             seed += 1;
@@ -873,4 +881,189 @@ fn hconv_widens_every_kind_of_product_as_the_c_code() {
         "every kind of product: {kinds:?}"
     );
     assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// A CAMBI job of `p`'s options on the distorted plane `d` (the reference is a copy).
+fn cambi_job(d: gstvmafgpu::picture::OwnedPlane, p: CambiParams, seed: u64) -> FrameJob {
+    let r = d.clone();
+    let mut j = gpu_content::job(seed, r, d, None, VifParams::default(), AdmParams::default());
+    j.companions = Companions {
+        cambi: Some(p),
+        ..Default::default()
+    };
+    j
+}
+
+/// The plan of a CAMBI job in the emulator: the scores and the device's per-scale sums.
+fn run_cambi(
+    exe: &Path,
+    job: &FrameJob,
+    host_sums: bool,
+) -> (
+    gstvmafgpu::Result<CompanionScores>,
+    Option<[(u64, u64); cambi::NUM_SCALES]>,
+) {
+    let mut plan = Plan::new(Geometry::of(job).unwrap());
+    plan.host_sums = host_sums;
+    let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();
+    for (r, data) in plan.uploads(job) {
+        let bytes = if plan.narrow {
+            data.iter().map(|&v| u8::try_from(v).unwrap()).collect()
+        } else {
+            data.iter().flat_map(|v| v.to_le_bytes()).collect()
+        };
+        uploads.push((r, bytes));
+    }
+    let arena = run_plan(exe, &plan, &uploads);
+    let rb = &arena[plan.readback.off..plan.readback.off + plan.readback.bytes];
+    let fetch = |r: Region| -> gstvmafgpu::Result<Vec<u8>> {
+        assert!(
+            r.off >= plan.results.off && r.off + r.bytes <= plan.results.off + plan.results.bytes
+        );
+        Ok(arena[r.off..r.off + r.bytes].to_vec())
+    };
+    (plan.scores(job, rb, &fetch), plan.cambi_sums(rb))
+}
+
+/// libvmaf's defaults, the v1 models' options, and options with `enc_*` set.
+fn cambi_options() -> Vec<(&'static str, CambiParams)> {
+    let v1 = CambiParams {
+        high_res_speedup: 1080,
+        max_val: 17.0,
+        vis_lum_threshold: 0.06,
+        ..Default::default()
+    };
+    vec![
+        ("default", CambiParams::default()),
+        ("v1", v1),
+        (
+            "v1 encbd 8",
+            CambiParams {
+                enc_bitdepth: 8,
+                ..v1
+            },
+        ),
+        (
+            "enc 200x180 encbd 8 ws 63 topk 0.1 mlc 3",
+            CambiParams {
+                enc_width: 200,
+                enc_height: 180,
+                enc_bitdepth: 8,
+                window_size: 63,
+                topk: 0.1,
+                max_log_contrast: 3,
+                ..Default::default()
+            },
+        ),
+    ]
+}
+
+/// Emulated CAMBI == the CPU reference: the score (`==` on f64 bits) and, per scale, the
+/// c-values' sum in units of 2^-24 and the non-zero count; for the banded content with the
+/// fallback to libvmaf's order forced too (`host_sums`: every scale from the device's c-values
+/// by quick_select). `contents`: also every content of gpu_content; `options`: the
+/// [`cambi_options`] to run (all when empty). The emulator is slow (a thread per GPU thread):
+/// the large sizes run few cases.
+fn cambi_compare(cases: &[(usize, usize, u8)], contents: bool, options: &[&str]) {
+    let Some(exe) = emulator() else { return };
+    let mut bad = Vec::new();
+    let (mut n, mut scored, mut nonzero) = (0, 0, 0);
+    let mut seed = 400;
+    for &(w, h, bpc) in cases {
+        let mut planes = vec![("banded", gpu_content::banded(w, h, bpc, seed))];
+        if contents {
+            for c in gpu_content::ALL {
+                seed += 1;
+                let (_, d, _) = gpu_content::frames(c, w, h, bpc, seed);
+                planes.push((
+                    match c {
+                        gpu_content::Content::Random => "random",
+                        gpu_content::Content::Flat => "flat",
+                        gpu_content::Content::Max => "max",
+                        gpu_content::Content::MaxDiff => "max-diff",
+                        gpu_content::Content::Checker => "checker",
+                        gpu_content::Content::Natural => "natural",
+                    },
+                    d,
+                ));
+            }
+        }
+        for (cname, d) in planes {
+            for (oname, p) in cambi_options() {
+                if !options.is_empty() && !options.contains(&oname) {
+                    continue;
+                }
+                seed += 1;
+                let j = cambi_job(d.clone(), p, seed);
+                let want = compute_companions_cpu(&j).map(|s| s.cambi.map(f64::to_bits));
+                let cpu = cambi::Cambi::new(&p, w, h, bpc);
+                let want_sums = cpu.as_ref().ok().map(|c| c.scale_sums(&d.view()).unwrap());
+                for host_sums in [false, true] {
+                    if host_sums && cname != "banded" {
+                        continue;
+                    }
+                    let (got, sums) = run_cambi(exe, &j, host_sums);
+                    let got = got.map(|s| s.cambi.map(f64::to_bits));
+                    n += 1;
+                    let what =
+                        format!("{cname} {w}x{h} {bpc}-bit {oname} (host order {host_sums})");
+                    match (&want, &got) {
+                        (Ok(a), Ok(b)) if a == b => {
+                            scored += 1;
+                            nonzero += usize::from(a.is_some_and(|v| f64::from_bits(v) > 0.0));
+                        }
+                        (Err(a), Err(b)) if a.to_string() == b.to_string() => {}
+                        _ => bad.push(format!("{what}: cpu {want:?}, emu {got:?}")),
+                    }
+                    if sums != want_sums {
+                        bad.push(format!("{what}: sums cpu {want_sums:?}, emu {sums:?}"));
+                    }
+                }
+            }
+        }
+    }
+    if !bad.is_empty() {
+        panic!(
+            "{} of {n} CAMBI frames differ:\n{}",
+            bad.len(),
+            bad.join("\n")
+        );
+    }
+    eprintln!("{n} CAMBI frames: emulated == CPU ({scored} scored, {nonzero} with banding)");
+    assert!(
+        scored > 0 && nonzero > 0,
+        "no frame with banding was compared"
+    );
+}
+
+#[test]
+fn cambi_equals_cpu_every_content() {
+    // The minimum size (216x216), every content and set of options.
+    cambi_compare(&[(216, 216, 8)], true, &[]);
+}
+
+#[test]
+fn cambi_equals_cpu_odd_sizes_and_depths() {
+    // One dimension at the minimum, odd sizes, 9 to 16 bits.
+    cambi_compare(
+        &[
+            (216, 150, 10),
+            (217, 221, 12),
+            (233, 216, 16),
+            (301, 219, 9),
+        ],
+        false,
+        &[],
+    );
+}
+
+#[test]
+fn cambi_equals_cpu_360p() {
+    cambi_compare(&[(640, 360, 8), (641, 359, 10)], false, &["default", "v1"]);
+}
+
+#[test]
+fn cambi_equals_cpu_720p_and_1080p() {
+    // 1080p: the v1 options' speed-up (scale 0 at 960x540).
+    cambi_compare(&[(1280, 720, 10), (1920, 1080, 8)], false, &["v1"]);
 }

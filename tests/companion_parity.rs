@@ -66,6 +66,7 @@ const ALL: Companions = Companions {
     ms_ssim: true,
     ciede: true,
     psnr_hvs: true,
+    cambi: None,
 };
 
 fn job(
@@ -246,6 +247,7 @@ fn ciede_table_equals_computed_conversions() {
                     ms_ssim: false,
                     ciede: true,
                     psnr_hvs: false,
+                    cambi: None,
                 };
                 let a = on.compute(&j).map(|s| s.ciede.map(f64::to_bits));
                 let b = off.compute(&j).map(|s| s.ciede.map(f64::to_bits));
@@ -495,4 +497,120 @@ fn companion_kernels_compile_with_nvrtc() {
             );
         }
     }
+}
+
+/// CAMBI on the GPU (kernels/cambi.cu through the companion plan) `==` the CPU reference, bit
+/// for bit: libvmaf's default options (at 4K the window of 65, whose scale-0 sums reach the
+/// order-dependent range, so the host's fallback to libvmaf's order is taken) and the v1
+/// models' options (hrs 1080, vlt 0.06, cmxv 17), `enc_*` set, 8 to 16 bits, from the minimum
+/// size to 4K; then with every scale finished in libvmaf's order from the read-back c-values
+/// (`set_host_sums`, the fallback forced).
+#[test]
+fn cambi_equals_cpu() {
+    use gstvmafgpu::features::cambi::CambiParams;
+    let Some(mut g) = gpu_or_skip("cambi_equals_cpu") else {
+        return;
+    };
+    let v1 = CambiParams {
+        high_res_speedup: 1080,
+        max_val: 17.0,
+        vis_lum_threshold: 0.06,
+        ..Default::default()
+    };
+    let options = [
+        ("default", CambiParams::default()),
+        ("v1", v1),
+        (
+            "v1 encbd 8",
+            CambiParams {
+                enc_bitdepth: 8,
+                ..v1
+            },
+        ),
+        (
+            "enc 1280x720 encbd 8",
+            CambiParams {
+                enc_width: 1280,
+                enc_height: 720,
+                enc_bitdepth: 8,
+                ..Default::default()
+            },
+        ),
+    ];
+    let mut bad = Vec::new();
+    let (mut n, mut banding, mut fallback) = (0, 0, 0);
+    let mut seed = 9100;
+    for host_sums in [false, true] {
+        g.set_host_sums(host_sums);
+        for (w, h, bpc) in [
+            (216usize, 216usize, 8u8),
+            (217, 221, 9),
+            (641, 359, 10),
+            (1280, 720, 12),
+            (1920, 1080, 8),
+            (1920, 1080, 10),
+            (2560, 1440, 16),
+            (3840, 2160, 10),
+        ] {
+            if host_sums && w * h > 1920 * 1080 {
+                continue;
+            }
+            let mut planes = vec![("banded", gpu_content::banded(w, h, bpc, seed))];
+            for c in gpu_content::ALL {
+                seed += 1;
+                planes.push(("synthetic", gpu_content::frames(c, w, h, bpc, seed).1));
+            }
+            for (cname, d) in planes {
+                for (oname, p) in options {
+                    seed += 1;
+                    let mut j = gpu_content::job(
+                        seed,
+                        d.clone(),
+                        d.clone(),
+                        None,
+                        VifParams::default(),
+                        AdmParams::default(),
+                    );
+                    j.companions = Companions {
+                        cambi: Some(p),
+                        ..Default::default()
+                    };
+                    let want = compute_companions_cpu(&j).map(|s| s.cambi.map(f64::to_bits));
+                    let before = stats::HOST_SUMMED.load(std::sync::atomic::Ordering::Relaxed);
+                    let got = g.compute(&j).map(|s| s.cambi.map(f64::to_bits));
+                    fallback += usize::from(
+                        stats::HOST_SUMMED.load(std::sync::atomic::Ordering::Relaxed) > before,
+                    );
+                    n += 1;
+                    let same = match (&want, &got) {
+                        (Ok(a), Ok(b)) => a == b,
+                        (Err(a), Err(b)) => a.to_string() == b.to_string(),
+                        _ => false,
+                    };
+                    if same {
+                        banding += usize::from(
+                            want.as_ref()
+                                .is_ok_and(|v| v.is_some_and(|v| f64::from_bits(v) > 0.0)),
+                        );
+                    } else {
+                        bad.push(format!(
+                            "{cname} {w}x{h} {bpc}-bit {oname} (host order {host_sums}): cpu \
+                             {want:?}, gpu {got:?}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} of {n} differ:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    eprintln!(
+        "cambi_equals_cpu: {n} frames == CPU ({banding} with banding, {fallback} finished in \
+         libvmaf's order on the host)"
+    );
+    assert!(banding > 0 && fallback > 0);
 }

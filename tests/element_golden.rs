@@ -522,7 +522,7 @@ fn gray_with_a_v1_model_is_refused_at_negotiation() {
     p.set_state(gst::State::Null).unwrap();
 }
 
-/// VMAF v1 with `backend=cuda`: ADM and motion on the GPU, CAMBI and SpEED on the host CPU,
+/// VMAF v1 with `backend=cuda`: ADM, motion and CAMBI on the GPU, SpEED on the host CPU,
 /// libvmaf 3.2.0's numbers with `==`, and the pooled message names the CUDA backend. Skips
 /// without a usable CUDA device; fails instead under VMAFGPU_REQUIRE_GPU=1.
 #[cfg(feature = "cuda")]
@@ -556,4 +556,45 @@ fn v1_models_through_cuda_equal_libvmaf() {
         );
         assert_eq!(m.pooled[0].backend, "cuda", "{} {model}", pair.name);
     }
+}
+
+/// The standalone CAMBI property with `backend=cuda` (CAMBI on the GPU, libvmaf's default
+/// options): libvmaf's `--feature cambi` numbers with `==` in every frame message.
+#[cfg(feature = "cuda")]
+#[test]
+fn standalone_cambi_through_cuda_equals_libvmaf() {
+    if let Some(why) = gstvmafgpu::backend::cuda::unavailable_reason() {
+        assert!(
+            std::env::var("VMAFGPU_REQUIRE_GPU").as_deref() != Ok("1"),
+            "VMAFGPU_REQUIRE_GPU=1 but CUDA is unusable: {why}"
+        );
+        eprintln!(
+            "standalone_cambi_through_cuda_equals_libvmaf: skipped, no usable CUDA device: {why}"
+        );
+        return;
+    }
+    let pair = common::BBB360P10;
+    let m = run(&pipeline(&pair, "cambi=true backend=cuda", ""));
+    assert_eq!(m.pooled[0].backend, "cuda");
+    let g = v1_golden(&pair, "cambi");
+    assert_eq!(m.frames.len(), g.frames());
+    let mut mm = Mismatches::default();
+    let mut checked = 0;
+    for (i, f) in m.frames.iter().enumerate() {
+        for name in g.metric_names() {
+            let got = f
+                .metrics
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| *v)
+                .unwrap_or_else(|| panic!("frame {i}: no {name}"));
+            mm.check(
+                || format!("frame {i} {name}"),
+                got,
+                g.frame(i, &name).unwrap(),
+            );
+            checked += 1;
+        }
+    }
+    mm.finish(checked);
 }

@@ -1159,7 +1159,9 @@ impl Backend for CudaBackend {
 
     /// VMAF's features and every companion metric run on the GPU (the companions' float
     /// sums finish there too; the host adds terms only for the rare frame their bound does
-    /// not decide).
+    /// not decide), CAMBI included (kernels/cambi.cu; the host finishes each scale's pooling
+    /// from the GPU's exact sums, or in libvmaf's order from the c-values where those do not
+    /// decide it).
     fn computes_on_device(&self, _companions: crate::backend::Companions) -> bool {
         true
     }

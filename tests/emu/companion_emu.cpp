@@ -1,4 +1,5 @@
-// CPU emulation of the companion kernel text (kernels/psnr.cu, ssim.cu, ciede.cu, psnr_hvs.cu),
+// CPU emulation of the companion kernel text (kernels/psnr.cu, ssim.cu, ciede.cu, psnr_hvs.cu,
+// cambi.cu),
 // for tests/companion_emulated.rs. The same scheme as kernel_emu.cpp: a block's VG_BLOCK threads
 // are real threads, __syncthreads() is a barrier, __shared__ memory is a static (blocks run one
 // at a time). It runs a companion plan (src/backend/cuda/companion.rs) on one arena and prints
@@ -65,6 +66,7 @@ static inline double __hiloint2double(int hi, int lo) {
 #include "../../kernels/ssim.cu"
 #include "../../kernels/psnr_hvs.cu"
 #include "../../kernels/ciede.cu"
+#include "../../kernels/cambi.cu"
 
 static void fail(const char *m) { fprintf(stderr, "companion_emu: %s\n", m); exit(2); }
 
@@ -171,6 +173,13 @@ int main() {
         else if (name == "ciede_pixels") { fn = [=] { ciede_pixels((const vg_u16 *)P(0), (const vg_u16 *)P(1), (const vg_u16 *)P(2), (const vg_u16 *)P(3), (const vg_u16 *)P(4), (const vg_u16 *)P(5), I(6), I(7), I(8), I(9), I(10), I(11), I(12), (double *)P(13)); }; }
         else if (name == "ciede_lab_table") { fn = [=] { ciede_lab_table((CiedeEntry *)P(0)); }; }
         else if (name == "ciede_pixels_table") { fn = [=] { ciede_pixels_table((const vg_u16 *)P(0), (const vg_u16 *)P(1), (const vg_u16 *)P(2), (const vg_u16 *)P(3), (const vg_u16 *)P(4), (const vg_u16 *)P(5), I(6), I(7), I(8), I(9), I(10), I(11), I(12), (const CiedeEntry *)P(13), (double *)P(14)); }; }
+        else if (name == "cambi_pre") { fn = [=] { cambi_pre((const vg_u16 *)P(0), I(1), I(2), (const vg_u32 *)P(3), (const vg_u32 *)P(4), I(5), I(6), (vg_u16 *)P(7)); }; }
+        else if (name == "cambi_dither") { fn = [=] { cambi_dither((const vg_u16 *)P(0), I(1), I(2), (vg_u16 *)P(3)); }; }
+        else if (name == "cambi_mode") { fn = [=] { cambi_mode((const vg_u16 *)P(0), I(1), I(2), (vg_u16 *)P(3)); }; }
+        else if (name == "cambi_decimate_u16") { fn = [=] { cambi_decimate_u16((const vg_u16 *)P(0), I(1), I(2), (vg_u16 *)P(3)); }; }
+        else if (name == "cambi_decimate_u8") { fn = [=] { cambi_decimate_u8((const vg_u8 *)P(0), I(1), I(2), (vg_u8 *)P(3)); }; }
+        else if (name == "cambi_mask") { fn = [=] { cambi_mask((const vg_u16 *)P(0), I(1), I(2), I(3), I(4), (vg_u8 *)P(5)); }; }
+        else if (name == "cambi_cvalues") { fn = [=] { cambi_cvalues((const vg_u16 *)P(0), (const vg_u8 *)P(1), I(2), I(3), I(4), I(5), I(6), I(7), (const vg_u32 *)P(8), (const float *)P(9), (float *)P(10), (vg_u64 *)P(11)); }; }
         else fail(("unknown kernel " + name).c_str());
         pool.run(gx, gy, fn);
     }

@@ -178,3 +178,34 @@ pub fn job(
         chroma: None,
     }
 }
+
+/// Banding-prone luma: plateaus of one value a few samples apart (a staircase of 1-step
+/// increments at 8 bits, 4 at 10), dark enough for the visibility threshold, with a dithered
+/// (noisy) quarter, as 10-bit values scaled to `bpc`.
+pub fn banded(w: usize, h: usize, bpc: u8, seed: u64) -> OwnedPlane {
+    let mut rng = Rng(seed | 1);
+    let mut data = Vec::with_capacity(w * h);
+    for y in 0..h {
+        for x in 0..w {
+            let mut v10 = 80 + 4 * (x * 24 / w) as u32 + 4 * (y * 6 / h) as u32;
+            if x < w / 2 && y >= h / 2 {
+                v10 += rng.below(9) as u32;
+            }
+            if x >= 3 * w / 4 && y < h / 4 {
+                v10 = (x as u32 * 37 + y as u32 * 11) % 1024;
+            }
+            data.push(match bpc {
+                8 => (v10 >> 2) as u16,
+                9 => (v10 >> 1) as u16,
+                10 => v10 as u16,
+                b => ((v10 << (b - 10)) | (rng.below(1 << (b - 10)) as u32)) as u16,
+            });
+        }
+    }
+    OwnedPlane {
+        data,
+        width: w,
+        height: h,
+        bpc,
+    }
+}

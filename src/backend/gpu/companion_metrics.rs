@@ -12,7 +12,7 @@
 
 use super::companion_plan::{Arena, CiedeTable, Geometry, PSNR_U32_ROW_MAX_WIDTH};
 use super::launch::*;
-use crate::features::{ciede, ms_ssim, psnr_hvs, ssim};
+use crate::features::{cambi, ciede, ms_ssim, psnr_hvs, ssim};
 use crate::picture::Plane;
 
 /// The frame's planes in the arena, as u16: reference Y, Cb, Cr, then distorted Y, Cb, Cr.
@@ -456,5 +456,168 @@ impl PsnrHvs {
             [0, 1, 2].map(|p| (ts[p], work[p], n[p])),
             out,
         ));
+    }
+}
+
+/// CAMBI of the distorted luma ([`crate::backend::Companions::cambi`]): the preprocessing, mask,
+/// scales and c-values on the device (kernels/cambi.cu), each scale's c-value sum (in units of
+/// 2^-24) and non-zero count a result, the c-values themselves left on the device for the host's
+/// fallback to libvmaf's order ([`crate::features::cambi::pool_in_libvmaf_order`]). Where a scale
+/// has too many pixels for the `u64` sum ([`cambi_sum_fits`]; only windows of the smallest
+/// `window_size` on frames above 67M pixels) the host computes the frame with the CPU code.
+#[derive(Clone, Debug)]
+pub(crate) struct Cambi {
+    /// The CPU's preparation for the geometry (its refusal is the frame's error, as on the CPU);
+    /// `None` without CAMBI.
+    pub(crate) cpu: Option<crate::Result<cambi::Cambi>>,
+    setup: Option<cambi::DeviceSetup>,
+    /// xs, ys, fire, recip.
+    tables: Option<[Region; 4]>,
+    /// Two images of the preprocessed size and two masks of scale 0's size (ping-pong).
+    scratch: Option<([Region; 2], [Region; 2])>,
+    /// Per scale: the sums (a result) and the c-values (on the device).
+    pub(crate) sums: Option<[Region; cambi::NUM_SCALES]>,
+    pub(crate) cv: Option<[Region; cambi::NUM_SCALES]>,
+}
+
+impl Cambi {
+    pub(crate) fn new(geom: &Geometry, need_plane: &mut [bool; 3]) -> Cambi {
+        let cpu = geom
+            .companions
+            .cambi
+            .map(|p| cambi::Cambi::new(&p, geom.w, geom.h, geom.bpc));
+        let setup = match &cpu {
+            Some(Ok(c)) => c
+                .device_setup()
+                .filter(|s| s.scales.iter().all(|&(w, h)| cambi_sum_fits(w * h))),
+            _ => None,
+        };
+        need_plane[0] |= setup.is_some();
+        Cambi {
+            cpu,
+            setup,
+            tables: None,
+            scratch: None,
+            sums: None,
+            cv: None,
+        }
+    }
+
+    /// Whether the device computes the frames (else the host does, from the planes).
+    pub(crate) fn on_device(&self) -> bool {
+        self.setup.is_some()
+    }
+
+    pub(crate) fn tables(&mut self, a: &mut Arena, tables: &mut Vec<(Region, Vec<u8>)>) {
+        let Some(s) = &self.setup else { return };
+        let u32s = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let recip: Vec<u8> = cambi::recip_table()
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        assert_eq!(recip.len(), 4 * CAMBI_RECIP_LEN);
+        let mut put = |bytes: Vec<u8>| {
+            let r = a.take(bytes.len());
+            tables.push((r, bytes));
+            r
+        };
+        self.tables = Some([
+            put(u32s(&s.xs)),
+            put(u32s(&s.ys)),
+            put(u32s(&s.fire)),
+            put(recip),
+        ]);
+    }
+
+    pub(crate) fn scratch(&mut self, a: &mut Arena) {
+        let Some(s) = &self.setup else { return };
+        let (w0, h0) = s.size;
+        let (w1, h1) = s.scales[0];
+        self.scratch = Some((
+            [a.take(2 * w0 * h0), a.take(2 * w0 * h0)],
+            [a.take(w1 * h1), a.take(w1 * h1)],
+        ));
+    }
+
+    pub(crate) fn results(&mut self, a: &mut Arena) {
+        if self.setup.is_some() {
+            self.sums = Some(std::array::from_fn(|_| a.take(16)));
+        }
+    }
+
+    pub(crate) fn terms(&mut self, a: &mut Arena) {
+        if let Some(s) = &self.setup {
+            self.cv = Some(s.scales.map(|(w, h)| a.take(4 * w * h)));
+        }
+    }
+
+    pub(crate) fn launches(
+        &self,
+        inputs: &Inputs,
+        zero: &mut Vec<Region>,
+        launches: &mut Vec<Launch>,
+    ) {
+        let (Some(s), Some(t), Some((img, mask)), Some(sums), Some(cv)) =
+            (&self.setup, self.tables, self.scratch, self.sums, self.cv)
+        else {
+            return;
+        };
+        let [xs, ys, fire, recip] = t;
+        let other = |r: Region, pair: [Region; 2]| if r == pair[0] { pair[1] } else { pair[0] };
+        launches.push(launch_cambi_pre(
+            inputs[3].expect("the distorted luma"),
+            s.input,
+            (xs, ys),
+            s.size,
+            img[0],
+        ));
+        let mut cur = img[0];
+        if s.anti_dither {
+            launches.push(launch_cambi_image(Kernel::CambiDither, cur, s.size, img[1]));
+            cur = img[1];
+        }
+        launches.push(launch_cambi_mask(
+            cur,
+            s.size,
+            s.mask_index,
+            s.speedup,
+            mask[0],
+        ));
+        let mut mcur = mask[0];
+        if s.speedup {
+            let next = other(cur, img);
+            launches.push(launch_cambi_decimate(true, cur, s.size, next));
+            cur = next;
+        }
+        let win = CambiWindow {
+            pad: s.pad,
+            lo: s.band.0,
+            len: s.band.1,
+            nd: s.num_diffs,
+        };
+        for scale in 0..cambi::NUM_SCALES {
+            if scale > 0 {
+                let prev = s.scales[scale - 1];
+                let next = other(cur, img);
+                launches.push(launch_cambi_decimate(true, cur, prev, next));
+                cur = next;
+                let mnext = other(mcur, mask);
+                launches.push(launch_cambi_decimate(false, mcur, prev, mnext));
+                mcur = mnext;
+            }
+            let size = s.scales[scale];
+            let next = other(cur, img);
+            launches.push(launch_cambi_image(Kernel::CambiMode, cur, size, next));
+            cur = next;
+            zero.push(sums[scale]);
+            launches.push(launch_cambi_cvalues(
+                (cur, mcur),
+                size,
+                win,
+                (fire, recip),
+                cv[scale],
+                sums[scale],
+            ));
+        }
     }
 }

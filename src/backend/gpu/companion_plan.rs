@@ -49,11 +49,11 @@ use crate::backend::stats::HOST_SUMMED;
 use crate::backend::{CompanionScores, Companions, FrameJob, HostChroma, HostFrame, HostPlane};
 use crate::error::{Error, Result};
 use crate::features::psnr::{self, PsnrScores};
-use crate::features::{ciede, ms_ssim, psnr_hvs, ssim};
+use crate::features::{cambi, ciede, ms_ssim, psnr_hvs, ssim};
 use crate::picture::OwnedPlane;
 use crate::picture::Plane;
 
-use super::companion_metrics::{Ciede, MsSsim, Psnr, PsnrHvs, Ssim};
+use super::companion_metrics::{Cambi, Ciede, MsSsim, Psnr, PsnrHvs, Ssim};
 use super::launch::*;
 
 /// The companion kernel text: compat.h, then the kernels, one text for NVRTC and hipRTC.
@@ -67,6 +67,8 @@ pub const SOURCE: &str = concat!(
     include_str!("../../../kernels/psnr_hvs.cu"),
     "\n",
     include_str!("../../../kernels/ciede.cu"),
+    "\n",
+    include_str!("../../../kernels/cambi.cu"),
     "\n"
 );
 
@@ -314,6 +316,8 @@ pub struct Plan {
     /// CIEDE2000: the per-block sums (`blocks` doubles) and the chroma factors (`None` where
     /// libvmaf refuses).
     ciede: Option<(Region, usize, (usize, usize))>,
+    /// CAMBI: its regions and the CPU's preparation (see [`Cambi`]).
+    cambi: Cambi,
     /// Constant tables to upload once per geometry (before the first frame): (region, bytes).
     pub tables: Vec<(Region, Vec<u8>)>,
     /// Add every SSIM, MS-SSIM and PSNR-HVS sum on the host from the terms, whatever the GPU's
@@ -339,18 +343,22 @@ impl Plan {
         let mut ms = MsSsim::new(&geom, &mut need_plane);
         let mut ciede = Ciede::new(&geom, &mut need_plane);
         let mut hvs = PsnrHvs::new(&geom, &mut need_plane);
+        let mut cambi = Cambi::new(&geom, &mut need_plane);
+        let mut tables = Vec::new();
 
         // Shared by every frame: constant tables, then scratch, each used by one metric's
         // launches (which run in order on that metric's stream; with several scratch sets,
         // frames take the sets in turn, each set with its own streams: Plan::scratch_sets).
         ciede.tables(&mut a, &geom, table);
         hvs.tables(&mut a);
+        cambi.tables(&mut a, &mut tables);
         let scratch_off = a.bytes.next_multiple_of(256);
         ssim.scratch_hconv(&mut a);
         ms.scratch_hconv(&mut a, &geom);
         ssim.scratch_images(&mut a);
         ms.scratch_images(&mut a);
         hvs.scratch_images(&mut a);
+        cambi.scratch(&mut a);
 
         // The frame's results: what is read back, then the terms that stay on the device.
         let results_off = a.bytes.next_multiple_of(256);
@@ -359,6 +367,7 @@ impl Plan {
         ms.results(&mut a);
         ciede.results(&mut a, &geom);
         hvs.results(&mut a);
+        cambi.results(&mut a);
         let readback = Region {
             off: results_off,
             bytes: a.bytes.max(results_off) - results_off,
@@ -410,6 +419,7 @@ impl Plan {
         ssim.terms(&mut a);
         ms.terms(&mut a);
         hvs.terms(&mut a);
+        cambi.terms(&mut a);
         let results = Region {
             off: results_off,
             bytes: a.bytes.max(results_off) - results_off,
@@ -417,12 +427,12 @@ impl Plan {
 
         let mut zero = Vec::new();
         let mut launches = Vec::new();
-        let mut tables = Vec::new();
         psnr.launches(&geom, &inputs, &mut zero, &mut launches);
         ssim.launches(&geom, &inputs, &mut launches);
         ms.launches(&geom, &inputs, &mut launches);
         ciede.launches(&geom, &inputs, &mut launches);
         hvs.launches(&geom, &inputs, &mut tables, &mut launches);
+        cambi.launches(&inputs, &mut zero, &mut launches);
         let metric_streams: Vec<usize> = launches.iter().map(|l| metric_index(l.metric)).collect();
         let mut metrics_used = [false; METRICS.len()];
         for &i in &metric_streams {
@@ -453,6 +463,7 @@ impl Plan {
             ms_ssim: ms.terms,
             psnr_hvs: hvs.terms.zip(hvs.out).map(|(t, o)| (t, hvs.blocks, o)),
             ciede: ciede.part,
+            cambi,
             tables,
             host_sums: false,
             geometry_check: None,
@@ -597,7 +608,8 @@ impl Plan {
     /// sum is the GPU's or comes from the device's terms (PSNR's host fallback for rows too
     /// wide for 32-bit sums reads the planes).
     pub fn reads_host_planes(&self) -> bool {
-        !self.geom.companions.psnr || (0..self.geom.planes()).all(|p| self.psnr[p].is_some())
+        (!self.geom.companions.psnr || (0..self.geom.planes()).all(|p| self.psnr[p].is_some()))
+            && (self.geom.companions.cambi.is_none() || self.cambi.on_device())
     }
 
     /// Set [`Plan::scores_of_host_frame`]'s checks: [`Plan::scores`]' checks on planes of the
@@ -660,6 +672,14 @@ impl Plan {
             psnr_hvs::check_planes(rp, dp)?;
             self.psnr_hvs.ok_or_else(|| missing("psnr_hvs"))?;
         }
+        if c.cambi.is_some() {
+            // The CPU's refusal of the geometry, as compute_companions_cpu gives it.
+            match &self.cambi.cpu {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e.clone()),
+                None => return Err(missing("cambi")),
+            }
+        }
         Ok(())
     }
 
@@ -689,6 +709,7 @@ impl Plan {
         enum Part {
             Light(Box<CompanionScores>),
             Hvs(usize, f64),
+            Cambi(f64),
         }
         let mut tasks: Vec<Task<'_, Result<Part>>> = Vec::new();
         let mut hvs_direct = [None; 3];
@@ -763,18 +784,117 @@ impl Plan {
             }
         }
 
+        if c.cambi.is_some() {
+            tasks.push(Box::new(move || {
+                self.cambi_score(rb, fetch, planes).map(Part::Cambi)
+            }));
+        }
+
         let mut out = CompanionScores::default();
         let mut hvs = hvs_direct.map(|v| v.unwrap_or(0.0));
+        let mut cambi = None;
         for part in run_parallel(tasks)? {
             match part? {
                 Part::Light(v) => out = *v,
                 Part::Hvs(p, v) => hvs[p] = v,
+                Part::Cambi(v) => cambi = Some(v),
             }
         }
+        out.cambi = cambi;
         if c.psnr_hvs {
             out.psnr_hvs = Some(psnr_hvs::scores(hvs));
         }
         Ok(out)
+    }
+
+    /// CAMBI's per-scale sums from read-back bytes (sum of c-values in units of 2^-24, non-zero
+    /// count), `None` where the device does not compute them (for tests).
+    #[doc(hidden)]
+    pub fn cambi_sums(&self, rb: &[u8]) -> Option<[(u64, u64); cambi::NUM_SCALES]> {
+        let sums = self.cambi.sums?;
+        Some(sums.map(|r| {
+            let b = self.bytes(rb, r);
+            let word = |k: usize| u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().expect("8"));
+            (word(0), word(1))
+        }))
+    }
+
+    /// CAMBI's score (after [`Plan::check`]): per scale the pooled value from the device's exact
+    /// sum where it decides it ([`cambi::pool_exact`]), else from the scale's c-values read from
+    /// the device in libvmaf's order; then the CPU code's weighting. Where the device does not
+    /// compute the frame, the CPU code on the distorted plane.
+    fn cambi_score(
+        &self,
+        rb: &[u8],
+        fetch: &Fetch<'_>,
+        planes: Option<(&[Plane<'_>], &[Plane<'_>])>,
+    ) -> Result<f64> {
+        let Some(Ok(cpu)) = &self.cambi.cpu else {
+            return Err(missing("cambi"));
+        };
+        let (Some(sums), Some(cv)) = (self.cambi.sums, self.cambi.cv) else {
+            return match planes {
+                Some((_, dp)) => Ok(cpu.compute(&dp[0], None)?.cambi),
+                None => Err(Error::Backend(
+                    "CUDA companions: CAMBI for the host without the planes".into(),
+                )),
+            };
+        };
+        if self.host_sums {
+            // The test hook: every scale from its c-values, in libvmaf's order.
+            return self.cambi_from_cvalues(cpu, cv, fetch);
+        }
+        let mut scores = [0.0f64; cambi::NUM_SCALES];
+        for (s, score) in scores.iter_mut().enumerate() {
+            let b = self.bytes(rb, sums[s]);
+            let word = |k: usize| u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().expect("8"));
+            let (units, nonzero) = (word(0), word(1));
+            let n = cv[s].bytes / 4;
+            *score = match cambi::pool_exact(units, nonzero, n, cpu.topk()) {
+                Some(v) => v,
+                None => {
+                    HOST_SUMMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    self.cambi_scale_in_order(cpu, cv[s], fetch)?
+                }
+            };
+        }
+        Ok(cpu.score_of_scales(&scores))
+    }
+
+    /// Every scale of the frame from its c-values in libvmaf's order (the fallback forced).
+    fn cambi_from_cvalues(
+        &self,
+        cpu: &cambi::Cambi,
+        cv: [Region; cambi::NUM_SCALES],
+        fetch: &Fetch<'_>,
+    ) -> Result<f64> {
+        let mut scores = [0.0f64; cambi::NUM_SCALES];
+        for (s, score) in scores.iter_mut().enumerate() {
+            HOST_SUMMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            *score = self.cambi_scale_in_order(cpu, cv[s], fetch)?;
+        }
+        Ok(cpu.score_of_scales(&scores))
+    }
+
+    /// One scale's pooled value from its c-values (row-major, as libvmaf lays them out), by
+    /// libvmaf's quick_select and sequential sum.
+    fn cambi_scale_in_order(
+        &self,
+        cpu: &cambi::Cambi,
+        cv: Region,
+        fetch: &Fetch<'_>,
+    ) -> Result<f64> {
+        let bytes = fetch(cv)?;
+        if bytes.len() < cv.bytes {
+            return Err(Error::Backend(
+                "CUDA companions: short CAMBI c-values".into(),
+            ));
+        }
+        let mut c: Vec<f32> = bytes[..cv.bytes]
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+            .collect();
+        Ok(cambi::pool_in_libvmaf_order(&mut c, cpu.topk()))
     }
 
     /// `_iqa_ssim`'s means of one image pair: from the GPU's per-block sums where their bound
@@ -914,7 +1034,7 @@ pub(crate) fn run_parallel<'a, T: Send>(tasks: Vec<Task<'a, T>>) -> Result<Vec<T
 }
 
 /// The metrics, in the order of [`Launcher::metric`]'s streams ([`Launch::metric`]).
-pub(crate) const METRICS: [&str; 5] = ["psnr", "ssim", "ms_ssim", "ciede", "psnr_hvs"];
+pub(crate) const METRICS: [&str; 6] = ["psnr", "ssim", "ms_ssim", "ciede", "psnr_hvs", "cambi"];
 
 pub(crate) fn metric_index(m: &str) -> usize {
     METRICS
@@ -983,6 +1103,7 @@ mod tests {
             ms_ssim: true,
             ciede: true,
             psnr_hvs: true,
+            cambi: None,
         };
         for (w, h, bpc, sets) in [(1920usize, 1080usize, 8u8, 2), (181, 190, 10, 3)] {
             let g = Geometry {
@@ -1069,6 +1190,42 @@ mod tests {
         assert_eq!(define("SSIM_TR"), "(VG_BLOCK / SSIM_TW)");
         assert_eq!(define("SSIM_TH"), "(SSIM_TR * SSIM_TY)");
         assert_eq!(TREE_STEPS, SSIM_TY - 1 + 8);
+    }
+
+    #[test]
+    fn cambi_tables_match_the_kernel_text_and_bounds_hold() {
+        assert_eq!(define("CAMBI_MAX_ND"), "32");
+        let key = "__constant__ int CAMBI_CONTRAST_WEIGHTS[CAMBI_MAX_ND] = {";
+        let at = SOURCE
+            .find(key)
+            .expect("the contrast weights in the kernel text")
+            + key.len();
+        let body = &SOURCE[at..at + SOURCE[at..].find('}').unwrap()];
+        let weights: Vec<i32> = body
+            .split(',')
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert_eq!(weights, cambi::contrast_weights());
+        assert_eq!(cambi::recip_table().len(), CAMBI_RECIP_LEN);
+        // The largest c-value: w_d * p0 * pm / (p0 + pm) with w_d <= 9 and p0 + pm < 4226, in
+        // units of 2^-24, is below the bound the u64 sums are sized with; the int product in
+        // the kernel (before its rounding to float) stays below 2^31.
+        let mut max_units = 0u64;
+        let mut max_product = 0i64;
+        for p0 in 1..4226i64 {
+            let pm = (4225 - p0).max(0);
+            max_product = max_product.max(9 * p0 * pm);
+            let c = (9 * p0 * pm) as f32 * cambi::recip_table()[(p0 + pm) as usize];
+            max_units = max_units.max((c as f64 * 16777216.0) as u64);
+        }
+        assert!(max_units < CAMBI_MAX_C_UNITS, "{max_units}");
+        assert!(max_product < i32::MAX as i64);
+        assert!(cambi_sum_fits(7680 * 4320) && cambi_sum_fits((1 << 26) - 1));
+        assert!(!cambi_sum_fits(1 << 26));
+        // A frame of c-values all at the bound does not wrap: (2^26 - 1) * 2^38 < 2^64.
+        assert!(((1u64 << 26) - 1).checked_mul(CAMBI_MAX_C_UNITS).is_some());
     }
 
     #[test]

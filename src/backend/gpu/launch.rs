@@ -34,6 +34,13 @@ pub enum Kernel {
     WidenU8,
     SplitUvU8,
     SplitUvU16,
+    CambiPre,
+    CambiDither,
+    CambiMask,
+    CambiDecimateU16,
+    CambiDecimateU8,
+    CambiMode,
+    CambiCvalues,
 }
 
 /// The C type of a kernel parameter.
@@ -45,7 +52,7 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 17] = [
+    pub const ALL: [Kernel; 24] = [
         Kernel::PsnrSse,
         Kernel::SsimLoad,
         Kernel::SsimDecimateLpf,
@@ -63,6 +70,13 @@ impl Kernel {
         Kernel::WidenU8,
         Kernel::SplitUvU8,
         Kernel::SplitUvU16,
+        Kernel::CambiPre,
+        Kernel::CambiDither,
+        Kernel::CambiMask,
+        Kernel::CambiDecimateU16,
+        Kernel::CambiDecimateU8,
+        Kernel::CambiMode,
+        Kernel::CambiCvalues,
     ];
 
     /// The `extern "C"` name.
@@ -85,6 +99,13 @@ impl Kernel {
             Kernel::WidenU8 => "widen_u8",
             Kernel::SplitUvU8 => "split_uv_u8",
             Kernel::SplitUvU16 => "split_uv_u16",
+            Kernel::CambiPre => "cambi_pre",
+            Kernel::CambiDither => "cambi_dither",
+            Kernel::CambiMask => "cambi_mask",
+            Kernel::CambiDecimateU16 => "cambi_decimate_u16",
+            Kernel::CambiDecimateU8 => "cambi_decimate_u8",
+            Kernel::CambiMode => "cambi_mode",
+            Kernel::CambiCvalues => "cambi_cvalues",
         }
     }
 
@@ -108,6 +129,13 @@ impl Kernel {
                 Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr,
             ],
             Kernel::CiedeLabTable => &[Ptr],
+            Kernel::CambiPre => &[Ptr, I32, I32, Ptr, Ptr, I32, I32, Ptr],
+            Kernel::CambiDither
+            | Kernel::CambiDecimateU16
+            | Kernel::CambiDecimateU8
+            | Kernel::CambiMode => &[Ptr, I32, I32, Ptr],
+            Kernel::CambiMask => &[Ptr, I32, I32, I32, I32, Ptr],
+            Kernel::CambiCvalues => &[Ptr, Ptr, I32, I32, I32, I32, I32, I32, Ptr, Ptr, Ptr, Ptr],
             Kernel::CiedePixelsTable => &[
                 Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr, Ptr,
             ],
@@ -594,4 +622,193 @@ impl Terms {
             SSIM_PARTS_CS
         }
     }
+}
+
+/// `cambi_pre`: `src` is the `in_w` x `in_h` u16 luma at `bpc` bits, `xs` and `ys` hold `w`
+/// and `h` u32 source columns and rows (each below `in_w`, `in_h`: the caller checked them),
+/// `out` receives `w` x `h` 10-bit samples. Reads `src` at those indices only.
+pub(crate) fn launch_cambi_pre(
+    src: Region,
+    (in_w, in_h, bpc): (usize, usize, u8),
+    (xs, ys): (Region, Region),
+    (w, h): (usize, usize),
+    out: Region,
+) -> Launch {
+    need(src, 2 * in_w * in_h, "cambi_pre src");
+    need(xs, 4 * w, "cambi_pre xs");
+    need(ys, 4 * h, "cambi_pre ys");
+    need(out, 2 * w * h, "cambi_pre out");
+    assert!(w > 0 && h > 0 && (8..=16).contains(&bpc));
+    Launch {
+        kernel: Kernel::CambiPre,
+        grid: (blocks(w * h, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(src),
+            KArg::I32(i32_of(in_w)),
+            KArg::I32(i32::from(bpc)),
+            KArg::Ptr(xs),
+            KArg::Ptr(ys),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::Ptr(out),
+        ],
+        metric: "cambi",
+    }
+}
+
+/// `cambi_dither` and `cambi_mode` (`kernel`): `src`, `dst` are `w` x `h` u16 (distinct
+/// regions); reads and writes below `w * h` only (neighbours inside the image).
+pub(crate) fn launch_cambi_image(
+    kernel: Kernel,
+    src: Region,
+    (w, h): (usize, usize),
+    dst: Region,
+) -> Launch {
+    assert!(matches!(kernel, Kernel::CambiDither | Kernel::CambiMode));
+    assert!(w > 0 && h > 0 && src.off != dst.off);
+    need(src, 2 * w * h, "cambi image src");
+    need(dst, 2 * w * h, "cambi image dst");
+    Launch {
+        kernel,
+        grid: (blocks(w * h, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(src),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::Ptr(dst),
+        ],
+        metric: "cambi",
+    }
+}
+
+/// `cambi_decimate_u16` (`wide`) / `cambi_decimate_u8`: `src` is `w` x `h` samples, `dst`
+/// receives `((w + 1) / 2) x ((h + 1) / 2)`; reads even rows and columns of `src` only.
+pub(crate) fn launch_cambi_decimate(
+    wide: bool,
+    src: Region,
+    (w, h): (usize, usize),
+    dst: Region,
+) -> Launch {
+    let b = if wide { 2 } else { 1 };
+    let (ow, oh) = (w.div_ceil(2), h.div_ceil(2));
+    assert!(w > 0 && h > 0 && src.off != dst.off);
+    need(src, b * w * h, "cambi_decimate src");
+    need(dst, b * ow * oh, "cambi_decimate dst");
+    Launch {
+        kernel: if wide {
+            Kernel::CambiDecimateU16
+        } else {
+            Kernel::CambiDecimateU8
+        },
+        grid: (blocks(ow * oh, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(src),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::Ptr(dst),
+        ],
+        metric: "cambi",
+    }
+}
+
+/// `cambi_mask`: `img` is `w` x `h` u16, `mask` receives `w` x `h` flags, or with `half` the
+/// even rows and columns' (`((w + 1) / 2) x ((h + 1) / 2)`). Reads inside the image only.
+pub(crate) fn launch_cambi_mask(
+    img: Region,
+    (w, h): (usize, usize),
+    mask_index: u16,
+    half: bool,
+    mask: Region,
+) -> Launch {
+    let (mw, mh) = if half {
+        (w.div_ceil(2), h.div_ceil(2))
+    } else {
+        (w, h)
+    };
+    assert!(w > 0 && h > 0);
+    need(img, 2 * w * h, "cambi_mask img");
+    need(mask, mw * mh, "cambi_mask mask");
+    Launch {
+        kernel: Kernel::CambiMask,
+        grid: (blocks(mw * mh, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(img),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::I32(i32::from(mask_index)),
+            KArg::I32(i32::from(half)),
+            KArg::Ptr(mask),
+        ],
+        metric: "cambi",
+    }
+}
+
+/// The values of one scale's [`launch_cambi_cvalues`]: the window's half `pad`, the band
+/// `lo..lo + len` and `nd` differences.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CambiWindow {
+    pub(crate) pad: usize,
+    pub(crate) lo: i32,
+    pub(crate) len: usize,
+    pub(crate) nd: usize,
+}
+
+/// Entries of libvmaf's reciprocal table (cambi.h `recip_lut`).
+pub(crate) const CAMBI_RECIP_LEN: usize = 4226;
+
+/// `cambi_cvalues`: `img` (u16) and `mask` (u8) are `w` x `h`; `fire` holds
+/// [`crate::features::cambi::DEVICE_VALUES`] u32, `recip` [`CAMBI_RECIP_LEN`] floats (the
+/// window's area `(2 pad + 1)^2` below it, so every `p0 + pmax` indexes inside); `cv` receives
+/// `w` x `h` floats and `sums` (zeroed before) two u64: the c-values' sum in units of 2^-24 and
+/// their non-zero count. The sum's bound: each c-value is at most `9 * area / 4` (`< 2^13.3`),
+/// so under `2^38` units, and the caller checks `w * h * 2^38 < 2^64` ([`cambi_sum_fits`]).
+pub(crate) fn launch_cambi_cvalues(
+    (img, mask): (Region, Region),
+    (w, h): (usize, usize),
+    win: CambiWindow,
+    (fire, recip): (Region, Region),
+    cv: Region,
+    sums: Region,
+) -> Launch {
+    let side = 2 * win.pad + 1;
+    assert!(w > 0 && h > 0 && side * side < CAMBI_RECIP_LEN);
+    assert!((1..=32).contains(&win.nd) && win.lo >= 0 && cambi_sum_fits(w * h));
+    need(img, 2 * w * h, "cambi_cvalues img");
+    need(mask, w * h, "cambi_cvalues mask");
+    need(
+        fire,
+        4 * crate::features::cambi::DEVICE_VALUES,
+        "cambi_cvalues fire",
+    );
+    need(recip, 4 * CAMBI_RECIP_LEN, "cambi_cvalues recip");
+    need(cv, 4 * w * h, "cambi_cvalues cv");
+    need(sums, 16, "cambi_cvalues sums");
+    Launch {
+        kernel: Kernel::CambiCvalues,
+        grid: (blocks(w * h, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(img),
+            KArg::Ptr(mask),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::I32(i32_of(win.pad)),
+            KArg::I32(win.lo),
+            KArg::I32(i32_of(win.len)),
+            KArg::I32(i32_of(win.nd)),
+            KArg::Ptr(fire),
+            KArg::Ptr(recip),
+            KArg::Ptr(cv),
+            KArg::Ptr(sums),
+        ],
+        metric: "cambi",
+    }
+}
+
+/// The largest c-value in units of 2^-24, bounded: `9 * 4225 / 4 * 2^24 < 2^38`.
+pub(crate) const CAMBI_MAX_C_UNITS: u64 = 1 << 38;
+
+/// Whether `n` c-values' sum in units of 2^-24 fits `u64` (`n * 2^38 < 2^64`: `n < 2^26`, 67M
+/// pixels a scale, beyond 8K's 33M).
+pub(crate) fn cambi_sum_fits(n: usize) -> bool {
+    (n as u128) * (CAMBI_MAX_C_UNITS as u128) < (1u128 << 64)
 }

@@ -106,7 +106,7 @@ const LUMA_HEAD: i32 = 235 << 2;
 pub const MAX_DIMENSION: usize = 32000;
 
 /// The EOTF of the visibility thresholds (libvmaf's `eotf` / `cambi_eotf` string options).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum CambiEotf {
     /// `"bt1886"` (BT.1886 with Lw 300, Lb 0.01 cd/m², gamma 2.4), libvmaf's default.
     #[default]
@@ -133,7 +133,7 @@ pub enum CambiEotf {
 /// set them (e.g. `cambi_hrs_1080_cmxv_17_vlt_0.06`, even where the speed-up then turns out
 /// inactive). With `full_ref`, libvmaf adds `cambi_source` and `cambi_full_reference`, always
 /// under these bare names (no suffix: they are not in its feature-name dictionary).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CambiParams {
     /// Encoding width: the distorted frame is resampled (nearest neighbour) to
     /// `enc_width x enc_height` before CAMBI, when that is smaller than the input. 0 (or 0 in
@@ -206,6 +206,58 @@ impl Default for CambiParams {
             full_ref: false,
         }
     }
+}
+
+/// Validated options hold no NaN ([`CambiParams::validate`] refuses it), so equality is an
+/// equivalence on them (`Companions`, which carries them, is `Eq` and `Hash`).
+impl Eq for CambiParams {}
+
+impl std::hash::Hash for CambiParams {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let CambiParams {
+            enc_width,
+            enc_height,
+            enc_bitdepth,
+            src_width,
+            src_height,
+            window_size,
+            topk,
+            tvi_threshold,
+            max_log_contrast,
+            eotf,
+            vis_lum_threshold,
+            high_res_speedup,
+            max_val,
+            full_ref,
+        } = *self;
+        (enc_width, enc_height, enc_bitdepth, src_width, src_height).hash(h);
+        (
+            window_size,
+            max_log_contrast,
+            eotf,
+            high_res_speedup,
+            full_ref,
+        )
+            .hash(h);
+        // Equal floats hash alike (0.0 and -0.0 too).
+        for v in [topk, tvi_threshold, vis_lum_threshold, max_val] {
+            (if v == 0.0 { 0 } else { v.to_bits() }).hash(h);
+        }
+    }
+}
+
+/// The CAMBI score of one distorted luma plane (`min(score, max_val)`), preparing CAMBI for its
+/// geometry (the backends' reference for [`crate::backend::Companions::cambi`]; `full_ref` is
+/// refused: the backends compute the distorted frame's score only).
+pub fn cambi_of(p: &CambiParams, dist: &Plane<'_>) -> Result<f64> {
+    if p.full_ref {
+        return Err(Error::State(
+            "internal: cambi with full_ref as a companion metric".into(),
+        ));
+    }
+    Ok(Cambi::new(p, dist.width, dist.height, dist.bpc)?
+        .compute(dist, None)?
+        .cambi)
 }
 
 impl CambiParams {
@@ -638,6 +690,7 @@ impl Cambi {
                 &self.lut,
                 cv,
             );
+            s.stats[scale] = (stats.units, stats.nonzero as u64);
             *score = pool(
                 stats,
                 w * h,
@@ -647,13 +700,75 @@ impl Cambi {
                 &mut s.full,
             );
         }
-        // cambi.c weight_scores_per_scale, get_pixels_in_window.
-        let mut score = 0.0f64;
-        for (sc, wt) in scores.iter().zip(SCALE_WEIGHTS) {
-            score += sc * wt as f64;
+        Ok(weigh_scales(&scores, g.window))
+    }
+
+    /// What a device needs to compute the distorted frame's c-values and their per-scale sums
+    /// as this CPU code does (`None` with `full_ref`, which stays on the host).
+    #[doc(hidden)]
+    pub fn device_setup(&self) -> Option<DeviceSetup> {
+        if self.src.is_some() {
+            return None;
         }
-        let side = 2 * (g.window >> 1) + 1;
-        Ok(score / (side * side) as f64)
+        let g = &self.dist;
+        let l = &self.lut;
+        let nd = l.num_diffs;
+        // By 10-bit value (at most 1024 after the conversion): the differences tested, 0
+        // outside the band.
+        let mut fire = vec![0u32; DEVICE_VALUES];
+        for (v, f) in fire.iter_mut().enumerate() {
+            let v = v as i32;
+            if v >= l.lo && ((v - l.lo) as usize) < l.len {
+                *f = l.fire[(v - l.lo) as usize + nd];
+            }
+        }
+        let (xs, ys) = match &g.resample {
+            Some((xs, ys)) => (xs.clone(), ys.clone()),
+            None => (
+                (0..g.width as u32).collect(),
+                (0..g.height as u32).collect(),
+            ),
+        };
+        Some(DeviceSetup {
+            input: (self.width, self.height, self.bpc),
+            size: (g.width, g.height),
+            xs,
+            ys,
+            anti_dither: self.anti_dither,
+            speedup: self.speedup,
+            mask_index: g.mask_index,
+            pad: g.pad,
+            scales: g.scales,
+            num_diffs: nd,
+            band: (l.lo, l.len),
+            fire,
+            topk: self.topk,
+        })
+    }
+
+    /// The distorted frame's score from its scales' pooled values (the device route's end;
+    /// the CPU route ends the same way): cambi.c `weight_scores_per_scale`, the window
+    /// normalisation, then `min(score, max_val)`.
+    #[doc(hidden)]
+    pub fn score_of_scales(&self, scores: &[f64; NUM_SCALES]) -> f64 {
+        min(weigh_scales(scores, self.dist.window), self.max_val)
+    }
+
+    /// Per scale of the distorted frame: the sum of its c-values in units of 2^-24
+    /// (saturating) and the number of non-zero ones, as the pooling sees them (the device's
+    /// sums are checked against these).
+    #[doc(hidden)]
+    pub fn scale_sums(&self, dist: &Plane<'_>) -> Result<[(u64, u64); NUM_SCALES]> {
+        self.check_plane("distorted", dist)?;
+        let mut s = Scratch::default();
+        self.score(dist, &self.dist, Isa::Scalar, &mut s)?;
+        Ok(s.stats)
+    }
+
+    /// The top-k pooling fraction.
+    #[doc(hidden)]
+    pub fn topk(&self) -> f64 {
+        self.topk
     }
 
     /// The window side used for the distorted frame (and for the reference with `full_ref`).
@@ -673,6 +788,60 @@ impl Cambi {
     pub fn thresholds(&self) -> (Vec<u16>, u16) {
         (self.lut.tvi.clone(), self.lut.vlt_luma)
     }
+}
+
+/// cambi.c `weight_scores_per_scale` and `get_pixels_in_window`: the unclipped score.
+fn weigh_scales(scores: &[f64; NUM_SCALES], window: usize) -> f64 {
+    let mut score = 0.0f64;
+    for (sc, wt) in scores.iter().zip(SCALE_WEIGHTS) {
+        score += sc * wt as f64;
+    }
+    let side = 2 * (window >> 1) + 1;
+    score / (side * side) as f64
+}
+
+/// Entries of [`DeviceSetup::fire`]: every 10-bit value the conversion gives (0..=1024).
+pub const DEVICE_VALUES: usize = 1025;
+
+/// [`Cambi::device_setup`]: the distorted frame's geometry and value tables.
+#[doc(hidden)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceSetup {
+    /// The input luma (width, height, bits).
+    pub input: (usize, usize, u8),
+    /// The preprocessed size (before the speed-up's decimation).
+    pub size: (usize, usize),
+    /// The input column and row of each preprocessed sample (the identity at the input size).
+    pub xs: Vec<u32>,
+    pub ys: Vec<u32>,
+    pub anti_dither: bool,
+    /// The mask is computed at `size` and decimated at once; scale 0 is decimated.
+    pub speedup: bool,
+    /// The mask is set where more than this many of the 7x7 pixels are flat.
+    pub mask_index: u16,
+    /// Half the window (the window is `2 * pad + 1` wide, clipped at the edges).
+    pub pad: usize,
+    pub scales: [(usize, usize); NUM_SCALES],
+    /// `1 << max_log_contrast`.
+    pub num_diffs: usize,
+    /// The values counted: `lo..lo + len`.
+    pub band: (i32, usize),
+    /// Per 10-bit value ([`DEVICE_VALUES`]): bit `d` set where difference `d + 1` is tested
+    /// (0 outside the band).
+    pub fire: Vec<u32>,
+    pub topk: f64,
+}
+
+/// libvmaf's reciprocal table (cambi.h `recip_lut`, as embedded here), for the device.
+#[doc(hidden)]
+pub fn recip_table() -> &'static [f32] {
+    &recip::RECIP
+}
+
+/// The suprathreshold contrast weights (cambi.c `g_contrast_weights`), for the device.
+#[doc(hidden)]
+pub const fn contrast_weights() -> &'static [i32; 32] {
+    &CONTRAST_WEIGHTS
 }
 
 /// C's `MIN(x, y)`: `x < y ? x : y`.
@@ -1173,12 +1342,12 @@ fn pool(
     nz_idx: &[u32],
     full: &mut Vec<f32>,
 ) -> f64 {
-    // `clip(topk * num_elements, 1, num_elements)`: the double truncated to int.
-    let k = ((topk * n as f64) as i64).clamp(1, n as i64) as usize;
+    let k = topk_count(topk, n);
+    if let Some(v) = pool_exact(stats.units, stats.nonzero as u64, n, topk) {
+        return v;
+    }
     if stats.units < EXACT_UNITS {
-        let sum = if stats.nonzero <= k {
-            stats.units
-        } else {
+        let sum = {
             // The k largest of the non-zero values (positive floats order as their bits).
             nz_val.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
             nz_val[..k].iter().map(|&c| units(c as f64)).sum::<u64>()
@@ -1191,8 +1360,34 @@ fn pool(
     for (&i, &c) in nz_idx.iter().zip(nz_val.iter()) {
         full[i as usize] = c;
     }
-    quick_select(full, k);
-    average_topk(full, k)
+    pool_in_libvmaf_order(full, topk)
+}
+
+/// `clip(topk * num_elements, 1, num_elements)`: the double truncated to int (cambi.c
+/// `spatial_pooling`).
+fn topk_count(topk: f64, n: usize) -> usize {
+    ((topk * n as f64) as i64).clamp(1, n as i64) as usize
+}
+
+/// cambi.c `spatial_pooling` of a scale of `n` pixels from the exact sum of its c-values
+/// (`units` of 2^-24) and the count of non-zero ones, where that decides it: at most k
+/// non-zero values (the top k are all of them, with zeros) and a sum below 2^53 units (every
+/// partial sum in any order is exact in double, so libvmaf's order gives this sum). `None`
+/// otherwise: then [`pool_in_libvmaf_order`] on the scale's c-values.
+#[doc(hidden)]
+pub fn pool_exact(units: u64, nonzero: u64, n: usize, topk: f64) -> Option<f64> {
+    let k = topk_count(topk, n);
+    (units < EXACT_UNITS && nonzero <= k as u64)
+        .then(|| (units as f64 * (1.0 / 16777216.0)) / k as f64)
+}
+
+/// cambi.c `spatial_pooling` of one scale's c-values (`c`: all `n` of them, row-major, as libvmaf
+/// lays them out; reordered): libvmaf's `quick_select`, then its sequential double sum.
+#[doc(hidden)]
+pub fn pool_in_libvmaf_order(c: &mut [f32], topk: f64) -> f64 {
+    let k = topk_count(topk, c.len());
+    quick_select(c, k);
+    average_topk(c, k)
 }
 
 /// cambi.c `quick_select` (Wirth's selection, descending): afterwards the `k` largest values
@@ -1244,6 +1439,8 @@ fn average_topk(arr: &[f32], k: usize) -> f64 {
 /// Per-thread working memory, grown on demand and kept between frames.
 #[derive(Default)]
 struct Scratch {
+    /// The last picture's per-scale (sum of c-values in units of 2^-24, non-zero count).
+    stats: [(u64, u64); NUM_SCALES],
     img: Vec<u16>,
     mask: Vec<u8>,
     ms: MaskScratch,
