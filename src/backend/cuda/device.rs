@@ -77,6 +77,7 @@ impl HostMem for Pinned {
 impl Device for CudaDevice {
     const NAME: &'static str = "CUDA";
     const BACKEND: &'static str = "cuda";
+    const UPLOADS_PINNED_MEMORY: bool = true;
     type Buf = DevBuf;
     type Host = Pinned;
     type Stream = Arc<CudaStream>;

@@ -43,6 +43,9 @@ pub trait Device: Sized + 'static {
     const NAME: &'static str;
     /// The backend's short name ([`crate::backend::Backend::name`]): "cuda", "hip".
     const BACKEND: &'static str;
+    /// Whether host planes in CUDA's page-locked memory (the element's pool) are uploaded from
+    /// there ([`crate::backend::Backend::uploads_pinned_memory`]).
+    const UPLOADS_PINNED_MEMORY: bool;
     type Buf: DeviceMem;
     type Host: HostMem;
     type Stream;

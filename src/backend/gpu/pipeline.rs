@@ -1143,6 +1143,10 @@ impl<D: Device> Backend for GpuBackend<D> {
         self.range_check_on_gpu
     }
 
+    fn uploads_pinned_memory(&self) -> bool {
+        D::UPLOADS_PINNED_MEMORY
+    }
+
     fn prepare(&mut self, companions: Companions) -> Result<()> {
         if !companions.any() {
             return Ok(());

@@ -190,6 +190,7 @@ impl HipDevice {
 impl Device for HipDevice {
     const NAME: &'static str = "HIP";
     const BACKEND: &'static str = "hip";
+    const UPLOADS_PINNED_MEMORY: bool = false;
     type Buf = HipBuf;
     type Host = HipPinned;
     type Stream = HipStream;
