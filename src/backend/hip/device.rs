@@ -188,14 +188,15 @@ impl HipDevice {
 }
 
 impl Device for HipDevice {
-    const NAME: &'static str = "HIP";
-    const BACKEND: &'static str = "hip";
-    const UPLOADS_PINNED_MEMORY: bool = false;
     type Buf = HipBuf;
     type Host = HipPinned;
     type Stream = HipStream;
     type Event = HipEvent;
     type Companions = HostCompanions;
+    const NAME: &'static str = "HIP";
+    const BACKEND: &'static str = "hip";
+    /// The element's pool is CUDA's page-locked memory: HIP stages every host plane.
+    const UPLOADS_PINNED_MEMORY: bool = false;
 
     fn alloc(&self, bytes: usize) -> Result<HipBuf> {
         let mut ptr = std::ptr::null_mut();
