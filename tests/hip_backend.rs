@@ -27,10 +27,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use gpu_content::Content;
 use gstvmafgpu::backend::hip::{self, HipBackend, ffi::Runtime};
-use gstvmafgpu::backend::{Backend, FrameAccum, FrameJob, compute_job_cpu};
+use gstvmafgpu::backend::{
+    Backend, Companions, FrameAccum, FrameJob, HostFrame, HostPlane, compute_job_cpu,
+};
 use gstvmafgpu::engine::{BackendKind, Scorer, ScorerConfig};
 use gstvmafgpu::features::adm::AdmParams;
 use gstvmafgpu::features::vif::VifParams;
+use gstvmafgpu::picture::OwnedPlane;
 
 fn env_is(name: &str) -> bool {
     std::env::var(name).as_deref() == Ok("1")
@@ -476,6 +479,166 @@ fn scenario(b: &mut HipBackend) -> usize {
     all.len()
 }
 
+/// A copy of `p` in the caller's memory as a frame would hold it: 4 bytes into its buffer, rows
+/// `pad` bytes longer than the samples (filled with 0xEE), samples stored `shift` bits up.
+fn host_plane(p: &OwnedPlane, pad: usize, shift: u8) -> HostPlane {
+    let bps = if p.bpc > 8 { 2 } else { 1 };
+    let stride = p.width * bps + pad;
+    let mut bytes = vec![0xEEu8; 4 + stride * p.height];
+    for y in 0..p.height {
+        for x in 0..p.width {
+            let v = p.data[y * p.width + x] << shift;
+            let at = 4 + y * stride + x * bps;
+            if bps == 1 {
+                bytes[at] = v as u8;
+            } else {
+                bytes[at..at + 2].copy_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+    HostPlane::new(Arc::new(bytes), 4, stride, p.width, p.height, p.bpc)
+        .unwrap()
+        .with_shift(shift)
+        .unwrap()
+}
+
+/// A plane with `p`'s geometry and no samples (what a host job's planes carry).
+fn geometry_of(p: &OwnedPlane) -> Arc<OwnedPlane> {
+    Arc::new(OwnedPlane {
+        data: Vec::new(),
+        width: p.width,
+        height: p.height,
+        bpc: p.bpc,
+    })
+}
+
+/// `jobs` as host jobs: every plane in the caller's memory (padded rows, stored `shift` bits
+/// up), each frame's previous reference the previous frame's host plane (motion reads it in
+/// the previous slot), the job's planes geometry only.
+fn host_jobs(jobs: &[FrameJob], pad: usize, shift: u8) -> Vec<(FrameJob, HostFrame)> {
+    let mut out: Vec<(FrameJob, HostFrame)> = Vec::new();
+    for (k, j) in jobs.iter().enumerate() {
+        let reference = host_plane(&j.reference, pad, shift);
+        let prev_ref = match &j.prev_ref {
+            None => None,
+            Some(p) if k > 0 && Arc::ptr_eq(p, &jobs[k - 1].reference) => {
+                Some(out[k - 1].1.reference.clone())
+            }
+            Some(p) => Some(host_plane(p, pad, shift)),
+        };
+        let mut g = j.clone();
+        g.reference = geometry_of(&j.reference);
+        g.distorted = geometry_of(&j.distorted);
+        g.prev_ref = j.prev_ref.as_deref().map(geometry_of);
+        let hf = HostFrame {
+            reference,
+            distorted: host_plane(&j.distorted, pad, shift),
+            prev_ref,
+            chroma: None,
+        };
+        out.push((g, hf));
+    }
+    out
+}
+
+/// [`run`] for host jobs.
+fn run_host(b: &mut HipBackend, jobs: &[(FrameJob, HostFrame)]) -> Vec<(u64, FrameAccum)> {
+    let mut out = Vec::new();
+    let mut in_flight = 0;
+    for (j, hf) in jobs {
+        if in_flight == b.max_in_flight() {
+            out.push(b.receive(true).expect("receive").expect("a result"));
+            in_flight -= 1;
+        }
+        b.submit_host(j.clone(), hf.clone()).expect("submit_host");
+        in_flight += 1;
+    }
+    while let Some(r) = b.receive(true).expect("receive") {
+        out.push(r);
+    }
+    out
+}
+
+/// Host planes (the engine's zero-copy route) against the CPU reference: padded strides at 8,
+/// 10, 12 and 16 bits, MSB-aligned 10-bit planes (P010: shifted on the GPU), companion metrics
+/// from host planes (PSNR, SSIM: MS-SSIM needs 176x176), and the GPU range check refusing a frame in order. Returns the frames
+/// compared.
+fn host_scenario(b: &mut HipBackend) -> usize {
+    assert!(b.accepts_host_planes() && b.checks_host_ranges());
+    let (v, a) = (VifParams::default(), AdmParams::default());
+    let mut bad = Vec::new();
+    let mut n = 0;
+    let luma_companions = Companions {
+        psnr: true,
+        ssim: true,
+        ..Companions::default()
+    };
+    let contents = [
+        Content::Natural,
+        Content::Random,
+        Content::Checker,
+        Content::MaxDiff,
+        Content::Flat,
+        Content::Natural,
+    ];
+    for (first, geom, pad, shift) in [
+        (0, (33, 33, 8), 5, 0),
+        (10, (64, 48, 10), 6, 0),
+        (20, (64, 48, 10), 2, 6),
+        (30, (48, 40, 12), 10, 0),
+        (40, (97, 65, 16), 4, 0),
+    ] {
+        let mut jobs = sequence(first, geom, &contents, v, a);
+        jobs[2].companions = luma_companions;
+        jobs[3].features = false;
+        jobs[4].companions = luma_companions;
+        let host = host_jobs(&jobs, pad, shift);
+        let got = run_host(b, &host);
+        compare(
+            &format!("host planes {geom:?} pad {pad} shift {shift}"),
+            &jobs,
+            &got,
+            &mut bad,
+        );
+        n += jobs.len();
+    }
+
+    // A 10-bit sample above 1023 in the caller's memory: that frame is refused when its result
+    // is due (the first bad sample named), the frames before it are computed.
+    let jobs = sequence(50, (40, 36, 10), &contents[..3], v, a);
+    let mut host = host_jobs(&jobs, 2, 0);
+    let mut worst = jobs[1].distorted.as_ref().clone();
+    worst.data[7 * 40 + 5] = 1024;
+    host[1].1.distorted = host_plane(&worst, 2, 0);
+    for (j, hf) in &host {
+        b.submit_host(j.clone(), hf.clone()).expect("submit_host");
+    }
+    let first = b.receive(true).expect("frame 50").expect("a result");
+    compare("before the bad frame", &jobs[..1], &[first], &mut bad);
+    match b.receive(true) {
+        Err(gstvmafgpu::Error::SampleRange {
+            plane,
+            x,
+            y,
+            value,
+            bpc,
+        }) => assert_eq!((plane, x, y, value, bpc), ("luma", 5, 7, 1024, 10)),
+        other => panic!("frame 51 not refused: {other:?}"),
+    }
+    b.reset();
+    let after = sequence(60, (40, 36, 10), &contents[..3], v, a);
+    let got = run_host(b, &host_jobs(&after, 2, 0));
+    compare("after a refused frame", &after, &got, &mut bad);
+    n += 1 + after.len();
+    assert!(
+        bad.is_empty(),
+        "{} problems in {n} host frames:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    n
+}
+
 /// Schedules the scenario runs under: the minimal one, then random ones (fixed seeds).
 const SCHEDULES: [u64; 4] = [0, 0x9e37_79b9_7f4a_7c15, 12345, 0xdead_beef];
 
@@ -484,17 +647,22 @@ const SCHEDULES: [u64; 4] = [0, 0x9e37_79b9_7f4a_7c15, 12345, 0xdead_beef];
 fn scenario_on_fake(lib: &Path, fake: &Fake) {
     for seed in SCHEDULES {
         fake.schedule(seed);
-        scenario_on_fake_once(lib, fake, seed);
+        scenario_on_fake_once(lib, fake, seed, (DEFAULT_ARCH, scenario));
     }
     fake.schedule(0);
 }
 
-fn scenario_on_fake_once(lib: &Path, fake: &Fake, seed: u64) {
+fn scenario_on_fake_once(
+    lib: &Path,
+    fake: &Fake,
+    seed: u64,
+    (arch, scenario): (&str, fn(&mut HipBackend) -> usize),
+) {
     let before = fake.stats();
     let mut b = HipBackend::with_library(lib.to_str().unwrap(), 0).expect("open fake device");
     assert_eq!(b.name(), "hip");
     assert_eq!(b.device_name(), "Fake AMD GPU (CPU emulation)");
-    assert_eq!(b.arch(), DEFAULT_ARCH);
+    assert_eq!(b.arch(), arch);
     let n = scenario(&mut b);
     drop(b);
     let s = fake.stats();
@@ -559,6 +727,23 @@ fn hip_on_emulated_runtime_equals_cpu() {
             && opts.contains("-ffp-contract=off"),
         "hipRTC options: {opts}"
     );
+}
+
+#[test]
+fn hip_host_planes_on_emulated_runtime_equal_cpu() {
+    let Some(libs) = fake_libs() else { return };
+    let _g = FAKE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let fake = Fake::open(&libs.rocm5);
+    // Another architecture than the other tests': hip_on_emulated_runtime_equals_cpu checks the
+    // options of its own (first) compilation for DEFAULT_ARCH.
+    let arch = "gfx1030";
+    fake.configure(1, arch, 50_221_153, 0);
+    for seed in SCHEDULES {
+        fake.schedule(seed);
+        scenario_on_fake_once(&libs.rocm5, &fake, seed, (arch, host_scenario));
+    }
+    fake.schedule(0);
+    fake.configure(1, DEFAULT_ARCH, 50_221_153, 0);
 }
 
 #[test]

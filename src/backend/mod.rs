@@ -272,6 +272,13 @@ pub trait Backend: Send {
         false
     }
 
+    /// Whether host planes in the engine's pinned memory ([`crate::engine::PinnedMemory`]: CUDA
+    /// page-locked) are uploaded by DMA straight from there, so that frames are worth placing
+    /// in it ([`crate::engine::Scorer::pinned_memory`]). The default: no.
+    fn uploads_pinned_memory(&self) -> bool {
+        false
+    }
+
     /// Queue a job whose planes are in the caller's memory: `host` holds the samples;
     /// `job.reference` and `job.distorted` (and `job.prev_ref` when `host.prev_ref` is set)
     /// carry only the geometry (width, height, bpc; no samples), and the chroma planes that the

@@ -110,8 +110,8 @@ pub(crate) fn add_elapsed(
     now
 }
 
-/// The CUDA worker thread's host time since the last `time_kernels` call (seconds).
-#[cfg(feature = "cuda")]
+/// The GPU worker thread's host time since the last `time_kernels` call (seconds).
+#[cfg(any(feature = "cuda", feature = "hip"))]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct WorkerTimes {
     /// Frames submitted.
@@ -126,7 +126,7 @@ pub(crate) struct WorkerTimes {
 
 /// The companion metrics' share of the worker's host time (seconds): queueing them (uploads
 /// from pageable planes), taking their scores (readback wait, host sums).
-#[cfg(feature = "cuda")]
+#[cfg(any(feature = "cuda", feature = "hip"))]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct CompanionTimes {
     pub(crate) submit: f64,

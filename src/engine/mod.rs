@@ -916,7 +916,7 @@ impl Scorer {
     }
 
     /// Whether frames in the caller's memory ([`Frame::host`]) are read where they are (the
-    /// zero-copy route): the backend reads host planes (the CUDA backend), and no host
+    /// zero-copy route): the backend reads host planes (the GPU backends), and no host
     /// extractor (CAMBI, SpEED) needs the engine's own copies. Otherwise they are copied.
     pub fn takes_host_planes(&self) -> bool {
         !self.routes.any_on_host() && self.backend.accepts_host_planes()
@@ -926,7 +926,7 @@ impl Scorer {
     /// route to a CUDA device, frames a producer writes into it are uploaded by DMA with no host
     /// copy. `None` on the other routes.
     pub fn pinned_memory(&self) -> Result<Option<PinnedMemory>> {
-        if !self.takes_host_planes() || self.backend.name() != "cuda" {
+        if !self.takes_host_planes() || !self.backend.uploads_pinned_memory() {
             return Ok(None);
         }
         PinnedMemory::open(self.cfg.device_id).map(Some)

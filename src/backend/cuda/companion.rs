@@ -303,7 +303,7 @@ struct Launcher {
 }
 
 /// Per-geometry device state.
-struct Frame {
+struct RingState {
     plan: Arc<Plan>,
     _arena: CudaSlice<u8>,
     base: u64,
@@ -317,7 +317,7 @@ struct Frame {
 }
 
 /// A submitted frame: where its scores will be.
-struct Pending {
+struct PendingScores {
     ticket: u64,
     outcome: Arc<Outcome>,
 }
@@ -697,7 +697,7 @@ pub struct DeviceLuma<'a> {
 /// not planes of `l`'s size, 8-bit ones unless `copy`: they are uploaded then.
 fn widen_luma(
     k: &Launcher,
-    f: &Frame,
+    f: &RingState,
     ring: usize,
     l: &DeviceLuma<'_>,
     copy: bool,
@@ -759,8 +759,8 @@ fn widen_luma(
 pub struct CompanionGpu {
     ctx: Arc<CudaContext>,
     launcher: Arc<Launcher>,
-    frame: Option<Frame>,
-    pending: std::collections::VecDeque<Pending>,
+    frame: Option<RingState>,
+    pending: std::collections::VecDeque<PendingScores>,
     finished: std::collections::VecDeque<(u64, Result<CompanionScores>)>,
     next_ticket: u64,
     feeder: Option<Sender<Feed>>,
@@ -1005,7 +1005,7 @@ impl CompanionGpu {
             }
         }
         setup_add(SetupStage::Graphs, t_graphs);
-        self.frame = Some(Frame {
+        self.frame = Some(RingState {
             plan: Arc::new(plan),
             _arena: arena,
             base,
@@ -1118,7 +1118,7 @@ impl CompanionGpu {
                 "CUDA companions: the feeder thread has stopped".into(),
             ));
         }
-        self.pending.push_back(Pending { ticket, outcome });
+        self.pending.push_back(PendingScores { ticket, outcome });
         Ok(ticket)
     }
 

@@ -216,7 +216,8 @@ pub(crate) fn cuda_error<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> 
 }
 
 /// Device memory, freed on drop (the owning worker thread has the context current).
-pub(crate) struct DevBuf {
+#[doc(hidden)]
+pub struct DevBuf {
     pub(crate) ptr: sys::CUdeviceptr,
     pub(crate) bytes: usize,
 }
@@ -238,7 +239,8 @@ impl Drop for DevBuf {
 }
 
 /// Page-locked host memory, freed on drop.
-pub(crate) struct Pinned {
+#[doc(hidden)]
+pub struct Pinned {
     ptr: *mut u8,
     pub(crate) bytes: usize,
 }

@@ -1,5 +1,6 @@
 //! The backend-neutral part of the GPU backends (CUDA and HIP): the kernel text and its argument
-//! structs, and the VMAF frame plan as data. No driver calls here; the CPU emulators in
+//! structs, the VMAF frame plan as data, the device trait and the one slot pipeline written over
+//! it ([`device`], [`pipeline`]). No driver calls here; the CPU emulators in
 //! `tests/cuda_emulated.rs` and `tests/hip_backend.rs` execute the very same plans.
 
 use crate::error::Error;
@@ -17,10 +18,13 @@ mod companion_metrics;
 #[doc(hidden)]
 pub mod companion_plan;
 #[doc(hidden)]
+pub mod device;
+#[doc(hidden)]
 pub mod kernels;
 #[doc(hidden)]
 pub mod launch;
 #[doc(hidden)]
+pub mod pipeline;
+#[doc(hidden)]
 pub mod plan;
-#[cfg(feature = "cuda")] // the CUDA backend's for now; HIP stages through its own pinned buffers
 pub(crate) mod staging;

@@ -1,0 +1,110 @@
+//! The device trait: what the slot pipeline ([`super::pipeline`]) needs of a GPU runtime, about
+//! ten calls (memory, copies, a memset, a launch by kernel, streams and events). CUDA
+//! (`cuda/device.rs`, cudarc) and HIP (`hip/device.rs`, the dlopen'd runtime) implement it;
+//! everything above it is written once. Used through generics: no dynamic dispatch per call.
+
+use super::kernels;
+use super::pipeline::CompanionExec;
+use super::plan::Kernel;
+use crate::backend::HostPlane;
+use crate::error::Result;
+
+/// A device allocation: its address on the device and its size.
+pub trait DeviceMem {
+    /// The device address (an integer: CUDA's `CUdeviceptr`, HIP's `void *`).
+    fn ptr(&self) -> u64;
+    fn bytes(&self) -> usize;
+}
+
+/// Page-locked host memory: copies from and into it run by DMA, asynchronously.
+pub trait HostMem: Send {
+    /// `len` bytes at `off`. Panics out of bounds.
+    fn slice(&self, off: usize, len: usize) -> &[u8];
+    /// `len` bytes at `off`, to write. Panics out of bounds.
+    fn slice_mut(&mut self, off: usize, len: usize) -> &mut [u8];
+}
+
+/// One kernel argument, resolved: a device address or a by-value argument struct (the
+/// `#[repr(C)]` structs of [`kernels`], with layout tests).
+#[derive(Clone, Copy, Debug)]
+pub enum ArgValue {
+    Ptr(u64),
+    Vif(kernels::VifArgs),
+    Adm(kernels::AdmArgs),
+    Motion(kernels::MotionArgs),
+    Range(kernels::RangeArgs),
+    Shift(kernels::ShiftArgs),
+}
+
+/// A GPU runtime with its device open and bound to the calling thread (the pipeline's worker,
+/// which owns it): the kernels of [`Kernel::ALL`] loaded, the calls asynchronous on streams.
+pub trait Device: Sized + 'static {
+    /// "CUDA", "HIP": the scope of this backend's errors.
+    const NAME: &'static str;
+    /// The backend's short name ([`crate::backend::Backend::name`]): "cuda", "hip".
+    const BACKEND: &'static str;
+    /// Whether host planes in CUDA's page-locked memory (the element's pool) are uploaded from
+    /// there ([`crate::backend::Backend::uploads_pinned_memory`]).
+    const UPLOADS_PINNED_MEMORY: bool;
+    type Buf: DeviceMem;
+    type Host: HostMem;
+    type Stream;
+    type Event;
+    /// The companion metrics' executor on this device.
+    type Companions: CompanionExec<Self>;
+
+    /// `bytes` of device memory, freed on drop.
+    fn alloc(&self, bytes: usize) -> Result<Self::Buf>;
+    /// `bytes` of zeroed page-locked host memory (write-combined: written by the host, read
+    /// only by the device), freed on drop.
+    fn alloc_host(&self, bytes: usize, write_combined: bool) -> Result<Self::Host>;
+    fn stream(&self) -> Result<Self::Stream>;
+    /// An event without timing.
+    fn event(&self) -> Result<Self::Event>;
+
+    /// Queue a copy of `src` to device address `dst` on `s` (`what` names it in errors).
+    ///
+    /// # Safety
+    /// `dst` must hold `src.len()` bytes; `src` must stay valid and unwritten until the copy
+    /// completed on `s` (page-locked memory is read when the copy runs).
+    unsafe fn upload(&self, dst: u64, src: &[u8], s: &Self::Stream, what: &str) -> Result<()>;
+    /// Whether a host plane can be uploaded from where it is ([`Device::upload_plane`]),
+    /// without staging.
+    fn uploads_directly(&self, p: &HostPlane) -> bool;
+    /// Queue a copy of a host plane's rows into compact device rows at `dst`.
+    ///
+    /// # Safety
+    /// `dst` must hold `p.row_bytes() * p.height()` bytes and the plane's bytes must stay
+    /// valid until the copy completed on `s`; only for a plane [`Device::uploads_directly`].
+    unsafe fn upload_plane(&self, p: &HostPlane, dst: u64, s: &Self::Stream) -> Result<()>;
+    /// Queue a copy of `src.len()` bytes at device address `src` into `dst` on `s`.
+    ///
+    /// # Safety
+    /// The device range must be live memory; `dst` must not be read before the copy completed.
+    unsafe fn download(&self, dst: &mut [u8], src: u64, s: &Self::Stream) -> Result<()>;
+    /// Queue the zeroing of `bytes` bytes at `dst` on `s`.
+    ///
+    /// # Safety
+    /// `dst` must hold `bytes` bytes.
+    unsafe fn memset_zero(&self, dst: u64, bytes: usize, s: &Self::Stream) -> Result<()>;
+    /// Queue kernel `k` on a grid of `grid` blocks of [`super::plan::BLOCK`] threads.
+    ///
+    /// # Safety
+    /// `args` must match the kernel's C signature (`plan::check_signature`), every pointer be
+    /// live device memory of the size the kernel indexes for the sizes passed with it.
+    unsafe fn launch(
+        &self,
+        k: Kernel,
+        grid: (u32, u32),
+        args: &[ArgValue],
+        s: &Self::Stream,
+    ) -> Result<()>;
+    fn record(&self, e: &Self::Event, s: &Self::Stream) -> Result<()>;
+    /// Make `s`'s later work wait for `e`.
+    fn wait(&self, s: &Self::Stream, e: &Self::Event) -> Result<()>;
+    /// Whether the work before `e` completed (an error reads as complete: the caller then
+    /// synchronizes, which reports it).
+    fn is_done(&self, e: &Self::Event) -> bool;
+    fn sync_event(&self, e: &Self::Event) -> Result<()>;
+    fn sync_stream(&self, s: &Self::Stream) -> Result<()>;
+}
