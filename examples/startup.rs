@@ -124,6 +124,7 @@ mod gpu {
             ms_ssim: true,
             ciede: true,
             psnr_hvs: true,
+            ..Companions::default()
         };
         let t = Instant::now();
         let mut s = match Scorer::new(ScorerConfig {

@@ -537,6 +537,7 @@ mod cuda_start {
                 ms_ssim: true,
                 ciede: true,
                 psnr_hvs: true,
+                ..Companions::default()
             },
             ..ScorerConfig::default()
         })
