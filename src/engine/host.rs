@@ -1,5 +1,6 @@
-//! The features the engine computes on the host CPU whatever the backend: libvmaf's `cambi`,
-//! `speed_chroma` and `speed_temporal` (VMAF v1's CAMBI and SpEED, and the standalone metrics).
+//! The features the engine computes on host threads unless the backend computes them: libvmaf's
+//! `cambi`, `speed_chroma` and `speed_temporal` (VMAF v1's CAMBI and SpEED, and the standalone
+//! metrics).
 //!
 //! A GPU backend computes VIF, ADM and motion; these run beside it on a pool of host threads, one
 //! frame a task, with the CPU reference code of [`crate::features::cambi`] and

@@ -116,7 +116,8 @@ pub struct ScorerConfig {
 
 /// libvmaf's `cambi`, `speed_chroma` and `speed_temporal` as standalone metrics (default
 /// options, reported as `cambi`, `speed_chroma_u`/`_v`/`_uv`, `speed_temporal`). They are
-/// computed on the host CPU beside any backend.
+/// computed on host threads beside any backend, or by the backend on its device where it
+/// computes that kind (CAMBI on CUDA), with the same numbers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Extras {
     pub cambi: bool,

@@ -1103,9 +1103,16 @@ mod tests {
             ms_ssim: true,
             ciede: true,
             psnr_hvs: true,
-            cambi: None,
+            cambi: Some(cambi::CambiParams {
+                enc_bitdepth: 8,
+                ..Default::default()
+            }),
         };
-        for (w, h, bpc, sets) in [(1920usize, 1080usize, 8u8, 2), (181, 190, 10, 3)] {
+        for (w, h, bpc, sets) in [
+            (1920usize, 1080usize, 8u8, 2),
+            (181, 190, 10, 3),
+            (217, 221, 10, 2),
+        ] {
             let g = Geometry {
                 w,
                 h,
