@@ -66,6 +66,7 @@ const ALL: Companions = Companions {
     ms_ssim: true,
     ciede: true,
     psnr_hvs: true,
+    speed_chroma: None,
 };
 
 fn job(
@@ -246,6 +247,7 @@ fn ciede_table_equals_computed_conversions() {
                     ms_ssim: false,
                     ciede: true,
                     psnr_hvs: false,
+                    speed_chroma: None,
                 };
                 let a = on.compute(&j).map(|s| s.ciede.map(f64::to_bits));
                 let b = off.compute(&j).map(|s| s.ciede.map(f64::to_bits));

@@ -625,6 +625,7 @@ const ALL_FIVE: Companions = Companions {
     ms_ssim: true,
     ciede: true,
     psnr_hvs: true,
+    speed_chroma: None,
 };
 
 /// The metrics of GPU frame `g` that differ from CPU frame `c`: every metric equal, CIEDE2000

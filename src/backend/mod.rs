@@ -34,12 +34,15 @@ use crate::features::adm::{AdmAccum, AdmParams};
 use crate::features::ms_ssim::MsSsimScore;
 use crate::features::psnr::PsnrScores;
 use crate::features::psnr_hvs::PsnrHvsScores;
+use crate::features::speed::{SpeedChroma, SpeedChromaParams, SpeedChromaScores};
 use crate::features::ssim::SsimScore;
 use crate::features::vif::{VifAccum, VifParams};
 use crate::picture::{OwnedPlane, Plane};
 
 /// The companion metrics a job asks for besides VMAF's features (libvmaf's `psnr`, `float_ssim`,
-/// `float_ms_ssim`, `ciede`, `psnr_hvs` extractors with their default options).
+/// `float_ms_ssim`, `ciede`, `psnr_hvs` extractors with their default options), and the VMAF v1
+/// features the engine leaves to a backend that computes them on its device
+/// ([`Backend::computes_on_device`]; else a host thread computes them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Companions {
     pub psnr: bool,
@@ -47,17 +50,25 @@ pub struct Companions {
     pub ms_ssim: bool,
     pub ciede: bool,
     pub psnr_hvs: bool,
+    /// libvmaf's `speed_chroma` with these options ([`CompanionScores::speed_chroma`]).
+    pub speed_chroma: Option<SpeedChromaParams>,
 }
 
 impl Companions {
     /// Whether any companion metric is asked for.
     pub fn any(&self) -> bool {
-        self.psnr || self.ssim || self.ms_ssim || self.ciede || self.psnr_hvs
+        self.psnr
+            || self.ssim
+            || self.ms_ssim
+            || self.ciede
+            || self.psnr_hvs
+            || self.speed_chroma.is_some()
     }
 
-    /// Whether the job needs the chroma planes (PSNR of Cb/Cr, CIEDE2000, PSNR-HVS).
+    /// Whether the job needs the chroma planes (PSNR of Cb/Cr, CIEDE2000, PSNR-HVS, SpEED
+    /// chroma).
     pub fn needs_chroma(&self) -> bool {
-        self.psnr || self.ciede || self.psnr_hvs
+        self.psnr || self.ciede || self.psnr_hvs || self.speed_chroma.is_some()
     }
 }
 
@@ -80,6 +91,9 @@ pub struct CompanionScores {
     pub ms_ssim: Option<MsSsimScore>,
     pub ciede: Option<f64>,
     pub psnr_hvs: Option<PsnrHvsScores>,
+    /// SpEED chroma's u, v and uv (`MIN(score, speed_max_val)`), finished on the host by
+    /// [`SpeedChroma::finish`](crate::features::speed::SpeedChroma::finish) on every route.
+    pub speed_chroma: Option<SpeedChromaScores>,
 }
 
 /// One frame's work.
@@ -315,7 +329,29 @@ pub fn compute_companions_cpu(job: &FrameJob) -> Result<CompanionScores> {
             .transpose()?,
         ciede: c.ciede.then(|| ciede::ciede(&r, &d)).transpose()?,
         psnr_hvs: c.psnr_hvs.then(|| psnr_hvs::psnr_hvs(&r, &d)).transpose()?,
+        speed_chroma: c
+            .speed_chroma
+            .map(|p| {
+                let e = speed_chroma_extractor(&p, &r)?;
+                e.compute(&r[1], &r[2], &d[1], &d[2])
+            })
+            .transpose()?,
     })
+}
+
+/// SpEED chroma prepared for the chroma planes of one side of a job (`planes`: luma, then Cb
+/// and Cr when the job has chroma), or its refusal: a job without chroma, or a plane size or
+/// depth libvmaf refuses.
+pub fn speed_chroma_extractor(p: &SpeedChromaParams, planes: &[Plane<'_>]) -> Result<SpeedChroma> {
+    match planes.get(1) {
+        Some(u) => SpeedChroma::new(p, u.width, u.height, u.bpc),
+        None => Err(crate::error::Error::Unsupported {
+            metric: "speed_chroma",
+            reason: "SpEED chroma (and every VMAF v1 model) needs the chroma planes, and the \
+                     picture has none (GRAY)"
+                .into(),
+        }),
+    }
 }
 
 /// Open a backend. `Cpu` gives the CPU backend with `threads` workers (0 = one per core).

@@ -8,6 +8,7 @@ const ALL: Companions = Companions {
     ms_ssim: true,
     ciede: true,
     psnr_hvs: true,
+    speed_chroma: None,
 };
 
 /// An I420 picture over one buffer (Y then U then V, GStreamer's odd-size rounding up).

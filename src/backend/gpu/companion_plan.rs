@@ -55,6 +55,7 @@ use crate::picture::Plane;
 
 use super::companion_metrics::{Ciede, MsSsim, Psnr, PsnrHvs, Ssim};
 use super::launch::*;
+use super::speed::{SpeedPart, SpeedScores};
 
 /// The companion kernel text: compat.h, then the kernels, one text for NVRTC and hipRTC.
 pub const SOURCE: &str = concat!(
@@ -67,6 +68,8 @@ pub const SOURCE: &str = concat!(
     include_str!("../../../kernels/psnr_hvs.cu"),
     "\n",
     include_str!("../../../kernels/ciede.cu"),
+    "\n",
+    include_str!("../../../kernels/speed.cu"),
     "\n"
 );
 
@@ -314,6 +317,9 @@ pub struct Plan {
     /// CIEDE2000: the per-block sums (`blocks` doubles) and the chroma factors (`None` where
     /// libvmaf refuses).
     ciede: Option<(Region, usize, (usize, usize))>,
+    /// SpEED chroma: the CPU extractor (or its refusal) and the sides' statistics (`None`
+    /// where not asked for).
+    speed_chroma: Option<SpeedScores>,
     /// Constant tables to upload once per geometry (before the first frame): (region, bytes).
     pub tables: Vec<(Region, Vec<u8>)>,
     /// Add every SSIM, MS-SSIM and PSNR-HVS sum on the host from the terms, whatever the GPU's
@@ -339,18 +345,21 @@ impl Plan {
         let mut ms = MsSsim::new(&geom, &mut need_plane);
         let mut ciede = Ciede::new(&geom, &mut need_plane);
         let mut hvs = PsnrHvs::new(&geom, &mut need_plane);
+        let mut speed = SpeedPart::new(&geom, &mut need_plane);
 
         // Shared by every frame: constant tables, then scratch, each used by one metric's
         // launches (which run in order on that metric's stream; with several scratch sets,
         // frames take the sets in turn, each set with its own streams: Plan::scratch_sets).
         ciede.tables(&mut a, &geom, table);
         hvs.tables(&mut a);
+        speed.tables(&mut a);
         let scratch_off = a.bytes.next_multiple_of(256);
         ssim.scratch_hconv(&mut a);
         ms.scratch_hconv(&mut a, &geom);
         ssim.scratch_images(&mut a);
         ms.scratch_images(&mut a);
         hvs.scratch_images(&mut a);
+        speed.scratch(&mut a);
 
         // The frame's results: what is read back, then the terms that stay on the device.
         let results_off = a.bytes.next_multiple_of(256);
@@ -359,6 +368,7 @@ impl Plan {
         ms.results(&mut a);
         ciede.results(&mut a, &geom);
         hvs.results(&mut a);
+        speed.results(&mut a);
         let readback = Region {
             off: results_off,
             bytes: a.bytes.max(results_off) - results_off,
@@ -423,6 +433,7 @@ impl Plan {
         ms.launches(&geom, &inputs, &mut launches);
         ciede.launches(&geom, &inputs, &mut launches);
         hvs.launches(&geom, &inputs, &mut tables, &mut launches);
+        speed.launches(&inputs, &mut tables, &mut launches);
         let metric_streams: Vec<usize> = launches.iter().map(|l| metric_index(l.metric)).collect();
         let mut metrics_used = [false; METRICS.len()];
         for &i in &metric_streams {
@@ -453,6 +464,7 @@ impl Plan {
             ms_ssim: ms.terms,
             psnr_hvs: hvs.terms.zip(hvs.out).map(|(t, o)| (t, hvs.blocks, o)),
             ciede: ciede.part,
+            speed_chroma: speed.into_scores(),
             tables,
             host_sums: false,
             geometry_check: None,
@@ -600,6 +612,14 @@ impl Plan {
         !self.geom.companions.psnr || (0..self.geom.planes()).all(|p| self.psnr[p].is_some())
     }
 
+    /// SpEED chroma's per-side statistics in the read-back results `rb` (reference U, distorted
+    /// U, reference V, distorted V), `None` where the plan does not compute them (tests compare
+    /// them with the CPU's [`SpeedChroma::sides`](crate::features::speed::SpeedChroma::sides)).
+    pub fn speed_chroma_sides(&self, rb: &[u8]) -> Option<[crate::features::speed::SpeedSide; 4]> {
+        let bytes = |r: Region| self.bytes(rb, r).to_vec();
+        self.speed_chroma.as_ref()?.sides(&bytes)
+    }
+
     /// Set [`Plan::scores_of_host_frame`]'s checks: [`Plan::scores`]' checks on planes of the
     /// geometry (they read sizes and depths, not samples; the zeroed planes are not touched).
     pub fn check_geometry(&mut self) {
@@ -660,6 +680,18 @@ impl Plan {
             psnr_hvs::check_planes(rp, dp)?;
             self.psnr_hvs.ok_or_else(|| missing("psnr_hvs"))?;
         }
+        // SpEED chroma last, as compute_companions_cpu: the CPU's refusal of the geometry.
+        if let Some(p) = c.speed_chroma {
+            let s = self
+                .speed_chroma
+                .as_ref()
+                .ok_or_else(|| missing("speed_chroma"))?;
+            if rp.len() == 3 && self.geom.chroma.is_none() {
+                // Empty chroma planes: the CPU's words for them.
+                crate::backend::speed_chroma_extractor(&p, rp)?;
+            }
+            s.extractor.as_ref().map_err(Clone::clone)?;
+        }
         Ok(())
     }
 
@@ -689,9 +721,17 @@ impl Plan {
         enum Part {
             Light(Box<CompanionScores>),
             Hvs(usize, f64),
+            Speed(crate::features::speed::SpeedChromaScores),
         }
         let mut tasks: Vec<Task<'_, Result<Part>>> = Vec::new();
         let mut hvs_direct = [None; 3];
+        if let (Some(_), Some(s)) = (c.speed_chroma, &self.speed_chroma) {
+            // Eigenvalues, QR and entropies (under a millisecond), beside the other sums.
+            tasks.push(Box::new(move || {
+                let bytes = |r: Region| self.bytes(rb, r).to_vec();
+                Ok(Part::Speed(s.finish(&bytes)?))
+            }));
+        }
         tasks.push(Box::new(move || {
             let mut out = CompanionScores::default();
             if c.psnr {
@@ -765,12 +805,15 @@ impl Plan {
 
         let mut out = CompanionScores::default();
         let mut hvs = hvs_direct.map(|v| v.unwrap_or(0.0));
+        let mut speed_chroma = None;
         for part in run_parallel(tasks)? {
             match part? {
                 Part::Light(v) => out = *v,
                 Part::Hvs(p, v) => hvs[p] = v,
+                Part::Speed(v) => speed_chroma = Some(v),
             }
         }
+        out.speed_chroma = speed_chroma;
         if c.psnr_hvs {
             out.psnr_hvs = Some(psnr_hvs::scores(hvs));
         }
@@ -914,7 +957,14 @@ pub(crate) fn run_parallel<'a, T: Send>(tasks: Vec<Task<'a, T>>) -> Result<Vec<T
 }
 
 /// The metrics, in the order of [`Launcher::metric`]'s streams ([`Launch::metric`]).
-pub(crate) const METRICS: [&str; 5] = ["psnr", "ssim", "ms_ssim", "ciede", "psnr_hvs"];
+pub(crate) const METRICS: [&str; 6] = [
+    "psnr",
+    "ssim",
+    "ms_ssim",
+    "ciede",
+    "psnr_hvs",
+    "speed_chroma",
+];
 
 pub(crate) fn metric_index(m: &str) -> usize {
     METRICS
@@ -983,6 +1033,7 @@ mod tests {
             ms_ssim: true,
             ciede: true,
             psnr_hvs: true,
+            speed_chroma: Some(crate::features::speed::SpeedChromaParams::default()),
         };
         for (w, h, bpc, sets) in [(1920usize, 1080usize, 8u8, 2), (181, 190, 10, 3)] {
             let g = Geometry {

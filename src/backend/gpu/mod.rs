@@ -20,5 +20,6 @@ pub mod kernels;
 pub mod launch;
 #[doc(hidden)]
 pub mod plan;
+mod speed;
 #[cfg(feature = "cuda")] // the CUDA backend's for now; HIP stages through its own pinned buffers
 pub(crate) mod staging;
