@@ -67,6 +67,7 @@ fn main() {
             ms_ssim: true,
             ciede: true,
             psnr_hvs: true,
+            cambi: None,
             speed_chroma: None,
         }
     } else {

@@ -334,6 +334,7 @@ const PSNR: Companions = Companions {
     ms_ssim: false,
     ciede: false,
     psnr_hvs: false,
+    cambi: None,
     speed_chroma: None,
 };
 
@@ -353,6 +354,7 @@ const SSIM: Companions = Companions {
     ms_ssim: false,
     ciede: false,
     psnr_hvs: false,
+    cambi: None,
     speed_chroma: None,
 };
 
@@ -362,6 +364,7 @@ const MS_SSIM: Companions = Companions {
     ms_ssim: true,
     ciede: false,
     psnr_hvs: false,
+    cambi: None,
     speed_chroma: None,
 };
 
@@ -398,6 +401,7 @@ const PSNR_HVS: Companions = Companions {
     ms_ssim: false,
     ciede: false,
     psnr_hvs: true,
+    cambi: None,
     speed_chroma: None,
 };
 
@@ -418,6 +422,7 @@ const CIEDE: Companions = Companions {
     ms_ssim: false,
     ciede: true,
     psnr_hvs: false,
+    cambi: None,
     speed_chroma: None,
 };
 
@@ -471,6 +476,7 @@ fn all_metrics_together() {
         ms_ssim: true,
         ciede: true,
         psnr_hvs: true,
+        cambi: None,
         speed_chroma: None,
     };
     compare(all, &[(177, 180)], &[8, 10], &LAYOUTS[..3]);
@@ -592,6 +598,7 @@ fn host_frames_equal_cpu() {
             ms_ssim: gstvmafgpu::features::ms_ssim::check_size(w, h).is_ok(),
             ciede: true,
             psnr_hvs: bpc <= 12,
+            cambi: None,
             speed_chroma: None,
         };
         for c in [Content::Natural, Content::MaxDiff] {

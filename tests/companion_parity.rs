@@ -66,6 +66,7 @@ const ALL: Companions = Companions {
     ms_ssim: true,
     ciede: true,
     psnr_hvs: true,
+    cambi: None,
     speed_chroma: None,
 };
 
@@ -247,6 +248,7 @@ fn ciede_table_equals_computed_conversions() {
                     ms_ssim: false,
                     ciede: true,
                     psnr_hvs: false,
+                    cambi: None,
                     speed_chroma: None,
                 };
                 let a = on.compute(&j).map(|s| s.ciede.map(f64::to_bits));

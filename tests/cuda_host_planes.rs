@@ -625,6 +625,7 @@ const ALL_FIVE: Companions = Companions {
     ms_ssim: true,
     ciede: true,
     psnr_hvs: true,
+    cambi: None,
     speed_chroma: None,
 };
 

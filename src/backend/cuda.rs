@@ -1159,9 +1159,9 @@ impl Backend for CudaBackend {
 
     /// VMAF's features and every companion metric run on the GPU (the companions' float
     /// sums finish there too; the host adds terms only for the rare frame their bound does
-    /// not decide).
-    fn computes_on_device(&self, _companions: crate::backend::Companions) -> bool {
-        true
+    /// not decide). CAMBI is not on the GPU yet: the engine keeps it on host threads.
+    fn computes_on_device(&self, companions: crate::backend::Companions) -> bool {
+        companions.cambi.is_none()
     }
 
     fn submit(&mut self, job: FrameJob) -> Result<()> {

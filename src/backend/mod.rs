@@ -31,6 +31,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::features::adm::{AdmAccum, AdmParams};
+use crate::features::cambi::CambiParams;
 use crate::features::ms_ssim::MsSsimScore;
 use crate::features::psnr::PsnrScores;
 use crate::features::psnr_hvs::PsnrHvsScores;
@@ -41,8 +42,8 @@ use crate::picture::{OwnedPlane, Plane};
 
 /// The companion metrics a job asks for besides VMAF's features (libvmaf's `psnr`, `float_ssim`,
 /// `float_ms_ssim`, `ciede`, `psnr_hvs` extractors with their default options), and the VMAF v1
-/// features the engine leaves to a backend that computes them on its device
-/// ([`Backend::computes_on_device`]; else a host thread computes them).
+/// features a backend computes on its device ([`Backend::computes_on_device`]; the engine asks
+/// for them only where the backend says so, else they run on host threads).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Companions {
     pub psnr: bool,
@@ -50,6 +51,9 @@ pub struct Companions {
     pub ms_ssim: bool,
     pub ciede: bool,
     pub psnr_hvs: bool,
+    /// CAMBI of the distorted luma with these options (never `full_ref`: that stays on the
+    /// host), reported in [`CompanionScores::cambi`].
+    pub cambi: Option<CambiParams>,
     /// libvmaf's `speed_chroma` with these options ([`CompanionScores::speed_chroma`]).
     pub speed_chroma: Option<SpeedChromaParams>,
 }
@@ -62,7 +66,28 @@ impl Companions {
             || self.ms_ssim
             || self.ciede
             || self.psnr_hvs
+            || self.cambi.is_some()
             || self.speed_chroma.is_some()
+    }
+
+    /// Whether both ask for one v1 feature (each has one set of options per job).
+    pub fn shares_v1_feature(&self, other: &Companions) -> bool {
+        (self.cambi.is_some() && other.cambi.is_some())
+            || (self.speed_chroma.is_some() && other.speed_chroma.is_some())
+    }
+
+    /// These companions and those of `other` (the options of `other`'s v1 features where both
+    /// set one).
+    pub fn with(self, other: Companions) -> Companions {
+        Companions {
+            psnr: self.psnr || other.psnr,
+            ssim: self.ssim || other.ssim,
+            ms_ssim: self.ms_ssim || other.ms_ssim,
+            ciede: self.ciede || other.ciede,
+            psnr_hvs: self.psnr_hvs || other.psnr_hvs,
+            cambi: other.cambi.or(self.cambi),
+            speed_chroma: other.speed_chroma.or(self.speed_chroma),
+        }
     }
 
     /// Whether the job needs the chroma planes (PSNR of Cb/Cr, CIEDE2000, PSNR-HVS, SpEED
@@ -91,6 +116,8 @@ pub struct CompanionScores {
     pub ms_ssim: Option<MsSsimScore>,
     pub ciede: Option<f64>,
     pub psnr_hvs: Option<PsnrHvsScores>,
+    /// CAMBI's score (`min(score, max_val)`), when [`Companions::cambi`] asked for it.
+    pub cambi: Option<f64>,
     /// SpEED chroma's u, v and uv (`MIN(score, speed_max_val)`), finished on the host by
     /// [`SpeedChroma::finish`](crate::features::speed::SpeedChroma::finish) on every route.
     pub speed_chroma: Option<SpeedChromaScores>,
@@ -235,6 +262,11 @@ pub trait Backend: Send {
     /// about a millisecond once submitted (a live pipeline's streaming thread then waits for
     /// it, and frame n's scores go out as soon as pair n + 1 is computed). The default: no (the
     /// CPU backend, whose frames take tens of milliseconds over its threads).
+    ///
+    /// The engine also asks it of each VMAF v1 feature alone (a `Companions` with only that
+    /// feature set, e.g. [`Companions::cambi`]): yes means the backend computes it into
+    /// [`CompanionScores`] when a job asks for it, and the engine runs no host thread for it.
+    /// A backend must say no for a feature it does not compute.
     fn computes_on_device(&self, companions: Companions) -> bool {
         let _ = companions;
         false
@@ -329,6 +361,11 @@ pub fn compute_companions_cpu(job: &FrameJob) -> Result<CompanionScores> {
             .transpose()?,
         ciede: c.ciede.then(|| ciede::ciede(&r, &d)).transpose()?,
         psnr_hvs: c.psnr_hvs.then(|| psnr_hvs::psnr_hvs(&r, &d)).transpose()?,
+        cambi: c
+            .cambi
+            .as_ref()
+            .map(|p| crate::features::cambi::cambi_of(p, &d[0]))
+            .transpose()?,
         speed_chroma: c
             .speed_chroma
             .map(|p| {

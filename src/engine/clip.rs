@@ -192,14 +192,22 @@ impl Scorer {
         host: &HostValues,
         m: Option<&MotionScores>,
     ) -> Result<FrameScores> {
+        let p = &self.plan;
+        let routes = &self.routes;
         let host_value = |j: usize, k: usize| {
-            host.get(j).and_then(|v| v.get(k)).copied().ok_or_else(|| {
+            let v = if routes.on_host(j) {
+                host.get(j).and_then(|v| v.get(k)).copied()
+            } else {
+                super::host::device_values(&p.host[j].kind, &acc.companions)
+                    .and_then(|v| v.get(k).copied())
+            };
+            v.ok_or_else(|| {
                 Error::State(format!(
-                    "internal: frame {index} has no host feature values"
+                    "internal: frame {index} has no values of {}",
+                    p.host[j].names.first().map_or("a host feature", |n| n)
                 ))
             })
         };
-        let p = &self.plan;
         let g = self
             .clip
             .geometry

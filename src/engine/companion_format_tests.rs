@@ -87,6 +87,7 @@ fn every_format_and_depth_equals_the_feature_functions() {
                 ms_ssim: true,
                 ciede: true,
                 psnr_hvs: bpc <= 12,
+                cambi: None,
                 speed_chroma: None,
             };
             let mut s = Scorer::new(ScorerConfig {

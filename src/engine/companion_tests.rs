@@ -8,6 +8,7 @@ const ALL: Companions = Companions {
     ms_ssim: true,
     ciede: true,
     psnr_hvs: true,
+    cambi: None,
     speed_chroma: None,
 };
 

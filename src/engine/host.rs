@@ -6,6 +6,11 @@
 //! [`crate::features::speed`], so every backend reports the same numbers. Results are taken in
 //! frame order by the engine, which waits for a frame's host result only when it needs it.
 //!
+//! Where a backend computes a kind on its device instead ([`Backend::computes_on_device`] of the
+//! kind's [`device_companion`]), the engine asks the backend for it in the job's companions and
+//! takes its values from the frame's [`CompanionScores`] ([`device_values`]); [`Routes`] is that
+//! decision, made once per scorer, the one place that knows which kinds can go to a device.
+//!
 //! `speed_temporal` keeps no state of its own: the engine hands each frame the previous frame's
 //! planes (libvmaf runs temporal extractors on every frame, subsampling or not, so the previous
 //! frame is always the one pushed before).
@@ -14,7 +19,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::backend::ChromaPair;
+use crate::backend::{Backend, ChromaPair, CompanionScores, Companions};
 use crate::error::{Error, Result};
 use crate::features::cambi::{Cambi, CambiEotf, CambiParams};
 use crate::features::speed::{
@@ -40,6 +45,70 @@ impl HostKind {
     /// Whether the previous frame's planes are needed.
     pub(crate) fn needs_previous(&self) -> bool {
         matches!(self, HostKind::SpeedTemporal(_))
+    }
+}
+
+/// The companion that asks a backend to compute `k` on its device, for the kinds a backend
+/// may compute (`None`: always on host threads). CAMBI with `full_ref` stays on the host (the
+/// device computes the distorted frame's score only).
+pub(crate) fn device_companion(k: &HostKind) -> Option<Companions> {
+    match k {
+        HostKind::Cambi(p) if !p.full_ref => Some(Companions {
+            cambi: Some(*p),
+            ..Default::default()
+        }),
+        HostKind::SpeedChroma(p) => Some(Companions {
+            speed_chroma: Some(*p),
+            ..Default::default()
+        }),
+        _ => None,
+    }
+}
+
+/// The outputs of kind `k` (as [`compute`] gives them) from a frame's companion scores, where
+/// the backend computed them.
+pub(crate) fn device_values(k: &HostKind, s: &CompanionScores) -> Option<Vec<f64>> {
+    match k {
+        HostKind::Cambi(_) => s.cambi.map(|v| vec![v]),
+        HostKind::SpeedChroma(_) => s.speed_chroma.map(|v| vec![v.u, v.v, v.uv]),
+        _ => None,
+    }
+}
+
+/// Where each host kind of a plan runs: on the backend's device or on host threads.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Routes {
+    /// Per kind (in the plan's order): computed by the backend.
+    pub(crate) on_device: Vec<bool>,
+    /// What the jobs ask the backend for, for those kinds.
+    pub(crate) companions: Companions,
+}
+
+impl Routes {
+    /// Ask `backend`, kind by kind. A job carries one set of options per v1 feature, so a
+    /// second kind of the same feature (the model's CAMBI and the standalone one with other
+    /// options) stays on host threads.
+    pub(crate) fn of(kinds: &[HostKind], backend: &dyn Backend) -> Routes {
+        let mut r = Routes::default();
+        for k in kinds {
+            let c = device_companion(k)
+                .filter(|c| !r.companions.shares_v1_feature(c) && backend.computes_on_device(*c));
+            r.on_device.push(c.is_some());
+            if let Some(c) = c {
+                r.companions = r.companions.with(c);
+            }
+        }
+        r
+    }
+
+    /// Whether kind `j` runs on host threads.
+    pub(crate) fn on_host(&self, j: usize) -> bool {
+        !self.on_device.get(j).copied().unwrap_or(false)
+    }
+
+    /// Whether any kind runs on host threads.
+    pub(crate) fn any_on_host(&self) -> bool {
+        self.on_device.iter().any(|d| !d)
     }
 }
 
@@ -137,11 +206,13 @@ pub(crate) fn speed_temporal_params(o: &SpeedTemporalOptions) -> Result<SpeedTem
     Ok(p)
 }
 
-/// An extractor prepared for one geometry.
+/// An extractor prepared for one geometry (`OnDevice`: the backend computes it; prepared all
+/// the same, so that the sizes it refuses are refused before a frame is taken).
 enum Prepared {
     Cambi(Cambi),
     SpeedChroma(SpeedChroma),
     SpeedTemporal(SpeedTemporal),
+    OnDevice,
 }
 
 /// The host extractors of a clip, prepared for its geometry (each refuses the sizes libvmaf
@@ -151,17 +222,19 @@ pub(crate) struct HostSet {
 }
 
 /// Prepare every extractor for luma `width` x `height` at `bpc` bits, with chroma planes of
-/// `chroma` (libvmaf's size) or none. Errors name the metric and the size.
+/// `chroma` (libvmaf's size) or none. Errors name the metric and the size. The kinds `routes`
+/// puts on the device are checked the same way and computed by the backend.
 pub(crate) fn prepare(
     kinds: &[HostKind],
+    routes: &Routes,
     width: usize,
     height: usize,
     bpc: u8,
     chroma: Option<(usize, usize)>,
 ) -> Result<Arc<HostSet>> {
     let mut list = Vec::with_capacity(kinds.len());
-    for k in kinds {
-        list.push(match k {
+    for (j, k) in kinds.iter().enumerate() {
+        let prepared = match k {
             HostKind::Cambi(p) => Prepared::Cambi(Cambi::new(p, width, height, bpc)?),
             HostKind::SpeedChroma(p) => {
                 let Some((cw, ch)) = chroma else {
@@ -175,6 +248,11 @@ pub(crate) fn prepare(
             HostKind::SpeedTemporal(p) => {
                 Prepared::SpeedTemporal(SpeedTemporal::new(p, width, height, bpc)?)
             }
+        };
+        list.push(if routes.on_host(j) {
+            prepared
+        } else {
+            Prepared::OnDevice
         });
     }
     Ok(Arc::new(HostSet { list }))
@@ -189,7 +267,8 @@ pub(crate) struct HostFrame {
     pub previous: Option<(Arc<OwnedPlane>, Arc<OwnedPlane>)>,
 }
 
-/// One frame's values: per extractor (in `kinds` order) its outputs.
+/// One frame's values: per extractor (in `kinds` order) its outputs (none for those on the
+/// device).
 pub(crate) type HostValues = Vec<Vec<f64>>;
 
 fn compute(p: &HostSet, f: &HostFrame) -> Result<HostValues> {
@@ -222,6 +301,8 @@ fn compute(p: &HostSet, f: &HostFrame) -> Result<HostValues> {
                 )?;
                 vec![v]
             }
+            // Taken from the frame's companion scores (Routes).
+            Prepared::OnDevice => Vec::new(),
         });
     }
     Ok(out)

@@ -63,7 +63,7 @@ mod plan;
 pub use crate::model::{PoolMethod, PooledStats, pool};
 use clip::{Clip, Geometry};
 pub use frame::{Frame, HostUv};
-use host::{HostPool, HostSet};
+use host::{HostPool, HostSet, Routes};
 pub use pinned::{PinnedBuffer, PinnedMemory};
 use plan::{CIEDE, Ext, MS_SSIM, PSNR_HVS, Plan, SSIM};
 
@@ -330,6 +330,8 @@ pub struct Scorer {
     host_pool: Option<HostPool>,
     /// The host extractors prepared for a geometry.
     host_set: Option<(Geometry, Arc<HostSet>)>,
+    /// Which of the plan's host extractors the backend computes on its device instead.
+    routes: Routes,
 }
 
 impl Scorer {
@@ -375,18 +377,20 @@ impl Scorer {
             },
             cfg.extras,
         )?;
-        let host_pool = if plan.host.is_empty() {
-            None
-        } else {
+        let mut backend = open(&cfg)?;
+        let routes = Routes::of(&plan.host_kinds(), backend.as_ref());
+        let host_pool = if routes.any_on_host() {
             let threads = match cfg.threads {
                 0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
                 n => n,
             };
             Some(HostPool::new(threads)?)
+        } else {
+            None
         };
-        let mut backend = open(&cfg)?;
-        if cfg.companions.any() {
-            backend.prepare(cfg.companions)?;
+        let companions = cfg.companions.with(routes.companions);
+        if companions.any() {
+            backend.prepare(companions)?;
         }
         Ok(Scorer {
             cfg,
@@ -401,6 +405,7 @@ impl Scorer {
             shape: None,
             host_pool,
             host_set: None,
+            routes,
         })
     }
 
@@ -632,7 +637,7 @@ impl Scorer {
             Some(_) => self.clip.zero_copy,
             None => {
                 self.takes_host_planes()
-                    && (!self.cfg.companions.needs_chroma()
+                    && (!self.job_companions().needs_chroma()
                         || (reference.has_chroma() && distorted.has_chroma()))
             }
         };
@@ -673,7 +678,7 @@ impl Scorer {
         }
         let (rl, dl) = (reference.host_luma()?, distorted.host_luma()?);
         let features = self.clip.next_index.is_multiple_of(self.subsample());
-        let chroma = if features && self.cfg.companions.needs_chroma() {
+        let chroma = if features && self.job_companions().needs_chroma() {
             Some(frame::host_chroma(reference, distorted)?)
         } else {
             None
@@ -693,8 +698,8 @@ impl Scorer {
         let t_copy = std::time::Instant::now();
         let index = self.clip.next_index;
         let features = index.is_multiple_of(self.subsample());
-        let companions = self.cfg.companions;
-        let host_chroma = self.plan.host.iter().any(|h| h.kind.needs_chroma());
+        let companions = self.job_companions();
+        let host_chroma = self.on_host().any(|k| k.needs_chroma());
         let mut rbuf = self.take_buffer();
         let mut dbuf = self.take_buffer();
         let mut pair =
@@ -766,7 +771,7 @@ impl Scorer {
             return Err(e);
         }
         let previous = self.clip.previous.take();
-        if self.plan.host.iter().any(|h| h.kind.needs_previous()) {
+        if self.on_host().any(|k| k.needs_previous()) {
             self.clip.previous = Some((Arc::clone(&rbuf), Arc::clone(&dbuf)));
         }
         if let (Some(set), Some(pool), true) = (&host_set, self.host_pool.as_mut(), features) {
@@ -807,7 +812,7 @@ impl Scorer {
     ) -> Result<()> {
         let features = self.clip.next_index.is_multiple_of(self.subsample());
         let companions = if features {
-            self.cfg.companions
+            self.job_companions()
         } else {
             Companions::default()
         };
@@ -891,14 +896,30 @@ impl Scorer {
     /// `wait`) right after a push gives the previous frame's scores without holding up the
     /// next frames.
     pub fn computes_on_device(&self) -> bool {
-        self.plan.host.is_empty() && self.backend.computes_on_device(self.cfg.companions)
+        !self.routes.any_on_host() && self.backend.computes_on_device(self.job_companions())
+    }
+
+    /// What every scored frame asks the backend for: the companion metrics, and the host
+    /// extractors the backend computes on its device ([`Routes`]).
+    fn job_companions(&self) -> Companions {
+        self.cfg.companions.with(self.routes.companions)
+    }
+
+    /// The host extractors that run on host threads.
+    fn on_host(&self) -> impl Iterator<Item = &host::HostKind> {
+        self.plan
+            .host
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| self.routes.on_host(*j))
+            .map(|(_, h)| &h.kind)
     }
 
     /// Whether frames in the caller's memory ([`Frame::host`]) are read where they are (the
     /// zero-copy route): the backend reads host planes (the CUDA backend), and no host
     /// extractor (CAMBI, SpEED) needs the engine's own copies. Otherwise they are copied.
     pub fn takes_host_planes(&self) -> bool {
-        self.plan.host.is_empty() && self.backend.accepts_host_planes()
+        !self.routes.any_on_host() && self.backend.accepts_host_planes()
     }
 
     /// Pinned host memory for frames in the caller's memory, where it pays: on the zero-copy
@@ -973,7 +994,14 @@ impl Scorer {
             return Ok(Some(Arc::clone(set)));
         }
         let chroma = g.format.libvmaf_chroma_size(g.width, g.height);
-        let set = host::prepare(&self.plan.host_kinds(), g.width, g.height, g.bpc, chroma)?;
+        let set = host::prepare(
+            &self.plan.host_kinds(),
+            &self.routes,
+            g.width,
+            g.height,
+            g.bpc,
+            chroma,
+        )?;
         self.host_set = Some((*g, Arc::clone(&set)));
         Ok(Some(set))
     }

@@ -22,3 +22,290 @@ fn cpu_scorer_does_not_compute_on_device() {
         assert!(!s.computes_on_device(), "{companions:?}");
     }
 }
+
+/// The CPU backend, saying that it computes CAMBI "on its device" (its workers compute the
+/// companions a job asks for with the CPU reference, CAMBI included): records the CAMBI
+/// options each job asked for.
+struct DeviceCambi {
+    inner: crate::backend::cpu::CpuBackend,
+    asked: Arc<std::sync::Mutex<Vec<Option<crate::features::cambi::CambiParams>>>>,
+}
+
+impl Backend for DeviceCambi {
+    fn name(&self) -> &'static str {
+        "device-cambi"
+    }
+    fn submit(&mut self, job: FrameJob) -> Result<()> {
+        self.asked.lock().unwrap().push(job.companions.cambi);
+        self.inner.submit(job)
+    }
+    fn receive(&mut self, wait: bool) -> Result<Option<(u64, backend::FrameAccum)>> {
+        self.inner.receive(wait)
+    }
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+    fn computes_on_device(&self, companions: Companions) -> bool {
+        companions.cambi.is_some()
+    }
+}
+
+/// 4:2:0 8-bit pairs of `w` x `h` with banding-prone flat areas and texture.
+fn yuv_pairs(w: usize, h: usize, n: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+    (0..n)
+        .map(|t| {
+            let mk = |noise: usize| -> Vec<u8> {
+                let mut v = Vec::with_capacity(w * h + 2 * cw * ch);
+                for y in 0..h {
+                    for x in 0..w {
+                        let flat = 60 + (x / 40) + t;
+                        let tex = (x * 7 + y * 13 + (x * y) % 29 + noise * (x ^ y) % 5) % 251;
+                        v.push(if y < h / 2 { flat } else { tex } as u8);
+                    }
+                }
+                for p in 0..2 {
+                    for y in 0..ch {
+                        for x in 0..cw {
+                            v.push(
+                                (128 + (x * (p + 3) + y * 5 + t * 3 + noise * x % 3) % 40) as u8,
+                            );
+                        }
+                    }
+                }
+                v
+            };
+            (mk(0), mk(1))
+        })
+        .collect()
+}
+
+fn i420(buf: &[u8], w: usize, h: usize) -> Picture<'_> {
+    use crate::picture::{Chroma, PlaneRef};
+    let (cw, ch) = (w.div_ceil(2), h.div_ceil(2));
+    Picture {
+        width: w,
+        height: h,
+        bpc: 8,
+        format: ChromaFormat::Yuv420,
+        luma: PlaneRef {
+            data: &buf[..w * h],
+            stride: w,
+        },
+        chroma: Chroma::Planar {
+            u: PlaneRef {
+                data: &buf[w * h..w * h + cw * ch],
+                stride: cw,
+            },
+            v: PlaneRef {
+                data: &buf[w * h + cw * ch..],
+                stride: cw,
+            },
+        },
+    }
+}
+
+/// A backend that computes CAMBI on its device gets the model's CAMBI in every scored job
+/// (and the standalone CAMBI of other options stays on host threads: one CAMBI a job), and the
+/// scores are the host threads' bit for bit.
+#[test]
+fn cambi_goes_to_a_backend_that_computes_it() {
+    let (w, h) = (256, 240);
+    let pairs = yuv_pairs(w, h, 3);
+    for extras in [
+        Extras::default(),
+        Extras {
+            cambi: true,
+            ..Default::default()
+        },
+    ] {
+        let cfg = ScorerConfig {
+            model: ModelSource::Builtin("vmaf_v1.0.16_3d0h".into()),
+            threads: 2,
+            backend: BackendKind::Cpu,
+            extras,
+            ..Default::default()
+        };
+        let run = |mut s: Scorer| {
+            let mut out = Vec::new();
+            for (r, d) in &pairs {
+                out.extend(s.push(&i420(r, w, h), &i420(d, w, h)).unwrap());
+            }
+            let (rest, summary) = s.finish().unwrap();
+            out.extend(rest);
+            (out, summary)
+        };
+        let want = run(Scorer::new(cfg.clone()).unwrap());
+        let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let backend = DeviceCambi {
+            inner: crate::backend::cpu::CpuBackend::new(2).unwrap(),
+            asked: Arc::clone(&asked),
+        };
+        let s = Scorer::with_backend(cfg, Box::new(backend)).unwrap();
+        // SpEED stays on host threads: not all on the device.
+        assert!(!s.computes_on_device());
+        let got = run(s);
+        assert_eq!(got, want, "{extras:?}");
+        let asked = asked.lock().unwrap();
+        assert_eq!(asked.len(), pairs.len());
+        for a in asked.iter() {
+            let p = a.expect("every scored job asks for CAMBI");
+            // The v1 model's options (cambi_max_val 17), not the standalone defaults.
+            assert_eq!(p.max_val, 17.0);
+            assert_eq!(p.high_res_speedup, 1080);
+        }
+        assert!(want.0.iter().all(|f| f.get("vmaf").is_some()));
+        if extras.cambi {
+            assert!(want.0.iter().all(|f| f.get("cambi").is_some()));
+        }
+    }
+}
+
+/// The routing decides per kind: CAMBI with full_ref never goes to a device, SpEED does not
+/// (no backend computes it yet), and a backend that computes nothing gets nothing.
+#[test]
+fn routes_are_decided_per_kind() {
+    use super::host::{HostKind, Routes};
+    use crate::features::cambi::CambiParams;
+    use crate::features::speed::SpeedChromaParams;
+    let cambi = CambiParams::default();
+    let full = CambiParams {
+        full_ref: true,
+        ..Default::default()
+    };
+    let kinds = [
+        HostKind::Cambi(cambi),
+        HostKind::SpeedChroma(SpeedChromaParams::default()),
+        HostKind::Cambi(CambiParams {
+            max_val: 17.0,
+            ..Default::default()
+        }),
+        HostKind::Cambi(full),
+    ];
+    let dev = DeviceCambi {
+        inner: crate::backend::cpu::CpuBackend::new(1).unwrap(),
+        asked: Default::default(),
+    };
+    let r = Routes::of(&kinds, &dev);
+    assert_eq!(r.on_device, [true, false, false, false]);
+    assert_eq!(r.companions.cambi, Some(cambi));
+    assert!(r.any_on_host() && !r.on_host(0) && r.on_host(1));
+    let cpu = crate::backend::cpu::CpuBackend::new(1).unwrap();
+    let r = Routes::of(&kinds, &cpu);
+    assert_eq!(r.on_device, [false; 4]);
+    assert_eq!(r.companions, Companions::default());
+}
+
+/// The CPU backend, saying that it computes SpEED chroma "on its device" (its workers compute
+/// the companions a job asks for with the CPU reference, `compute_companions_cpu`, SpEED chroma
+/// included): records the SpEED chroma options each job asked for and whether it had chroma.
+struct DeviceSpeed {
+    inner: crate::backend::cpu::CpuBackend,
+    asked: SpeedAsked,
+}
+
+/// Per job: the SpEED chroma options asked for, and whether the job had chroma planes.
+type SpeedAsked = Arc<std::sync::Mutex<Vec<(Option<SpeedChromaParams>, bool)>>>;
+
+use crate::features::speed::SpeedChromaParams;
+
+impl Backend for DeviceSpeed {
+    fn name(&self) -> &'static str {
+        "device-speed"
+    }
+    fn submit(&mut self, job: FrameJob) -> Result<()> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push((job.companions.speed_chroma, job.chroma.is_some()));
+        self.inner.submit(job)
+    }
+    fn receive(&mut self, wait: bool) -> Result<Option<(u64, backend::FrameAccum)>> {
+        self.inner.receive(wait)
+    }
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+    fn computes_on_device(&self, companions: Companions) -> bool {
+        companions.speed_chroma.is_some()
+    }
+}
+
+/// A backend that computes SpEED chroma on its device gets the model's SpEED chroma (and the
+/// chroma planes) in every scored job, the standalone speed_chroma of other options stays on
+/// host threads (one SpEED chroma a job), CAMBI stays on host threads, and the scores are the
+/// host threads' bit for bit.
+#[test]
+fn speed_chroma_goes_to_a_backend_that_computes_it() {
+    use super::host::{HostKind, Routes};
+    let (w, h) = (640, 360);
+    let pairs = yuv_pairs(w, h, 3);
+    for extras in [
+        Extras::default(),
+        Extras {
+            speed_chroma: true,
+            ..Default::default()
+        },
+    ] {
+        let cfg = ScorerConfig {
+            model: ModelSource::Builtin("vmaf_v1.0.16_3d0h".into()),
+            threads: 2,
+            backend: BackendKind::Cpu,
+            extras,
+            ..Default::default()
+        };
+        let run = |mut s: Scorer| {
+            let mut out = Vec::new();
+            for (r, d) in &pairs {
+                out.extend(s.push(&i420(r, w, h), &i420(d, w, h)).unwrap());
+            }
+            let (rest, summary) = s.finish().unwrap();
+            out.extend(rest);
+            (out, summary)
+        };
+        let want = run(Scorer::new(cfg.clone()).unwrap());
+        let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let backend = DeviceSpeed {
+            inner: crate::backend::cpu::CpuBackend::new(2).unwrap(),
+            asked: Arc::clone(&asked),
+        };
+        let s = Scorer::with_backend(cfg, Box::new(backend)).unwrap();
+        // CAMBI stays on host threads: not all on the device.
+        assert!(!s.computes_on_device());
+        let got = run(s);
+        assert_eq!(got, want, "{extras:?}");
+        let asked = asked.lock().unwrap();
+        assert_eq!(asked.len(), pairs.len());
+        for (p, chroma) in asked.iter() {
+            let p = p.expect("every scored job asks for SpEED chroma");
+            // The v1 model's options (speed_max_val 45, wvm 5), not the standalone defaults.
+            assert_eq!((p.max_val, p.weight_var_mode), (45.0, 5));
+            assert!(chroma, "the job carries the chroma planes");
+        }
+        assert!(want.0.iter().all(|f| f.get("vmaf").is_some()));
+        if extras.speed_chroma {
+            assert!(want.0.iter().all(|f| f.get("speed_chroma_uv").is_some()));
+        }
+    }
+    // The routing: SpEED chroma to the device, CAMBI and SpEED temporal on host threads.
+    let kinds = [
+        HostKind::Cambi(Default::default()),
+        HostKind::SpeedChroma(SpeedChromaParams::default()),
+        HostKind::SpeedTemporal(Default::default()),
+        HostKind::SpeedChroma(SpeedChromaParams {
+            max_val: 45.0,
+            ..Default::default()
+        }),
+    ];
+    let dev = DeviceSpeed {
+        inner: crate::backend::cpu::CpuBackend::new(1).unwrap(),
+        asked: Default::default(),
+    };
+    let r = Routes::of(&kinds, &dev);
+    assert_eq!(r.on_device, [false, true, false, false]);
+    assert_eq!(
+        r.companions.speed_chroma,
+        Some(SpeedChromaParams::default())
+    );
+    assert!(r.companions.needs_chroma());
+}

@@ -613,6 +613,7 @@ fn all_companions(ms_ssim: bool) -> Companions {
         ms_ssim,
         ciede: true,
         psnr_hvs: true,
+        cambi: None,
         speed_chroma: None,
     }
 }

@@ -1033,6 +1033,7 @@ mod tests {
             ms_ssim: true,
             ciede: true,
             psnr_hvs: true,
+            cambi: None,
             speed_chroma: Some(crate::features::speed::SpeedChromaParams::default()),
         };
         for (w, h, bpc, sets) in [(1920usize, 1080usize, 8u8, 2), (181, 190, 10, 3)] {

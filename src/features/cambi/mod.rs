@@ -106,7 +106,7 @@ const LUMA_HEAD: i32 = 235 << 2;
 pub const MAX_DIMENSION: usize = 32000;
 
 /// The EOTF of the visibility thresholds (libvmaf's `eotf` / `cambi_eotf` string options).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum CambiEotf {
     /// `"bt1886"` (BT.1886 with Lw 300, Lb 0.01 cd/m², gamma 2.4), libvmaf's default.
     #[default]
@@ -133,7 +133,7 @@ pub enum CambiEotf {
 /// set them (e.g. `cambi_hrs_1080_cmxv_17_vlt_0.06`, even where the speed-up then turns out
 /// inactive). With `full_ref`, libvmaf adds `cambi_source` and `cambi_full_reference`, always
 /// under these bare names (no suffix: they are not in its feature-name dictionary).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CambiParams {
     /// Encoding width: the distorted frame is resampled (nearest neighbour) to
     /// `enc_width x enc_height` before CAMBI, when that is smaller than the input. 0 (or 0 in
@@ -206,6 +206,58 @@ impl Default for CambiParams {
             full_ref: false,
         }
     }
+}
+
+/// Validated options hold no NaN ([`CambiParams::validate`] refuses it), so equality is an
+/// equivalence on them (`Companions`, which carries them, is `Eq` and `Hash`).
+impl Eq for CambiParams {}
+
+impl std::hash::Hash for CambiParams {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let CambiParams {
+            enc_width,
+            enc_height,
+            enc_bitdepth,
+            src_width,
+            src_height,
+            window_size,
+            topk,
+            tvi_threshold,
+            max_log_contrast,
+            eotf,
+            vis_lum_threshold,
+            high_res_speedup,
+            max_val,
+            full_ref,
+        } = *self;
+        (enc_width, enc_height, enc_bitdepth, src_width, src_height).hash(h);
+        (
+            window_size,
+            max_log_contrast,
+            eotf,
+            high_res_speedup,
+            full_ref,
+        )
+            .hash(h);
+        // Equal floats hash alike (0.0 and -0.0 too).
+        for v in [topk, tvi_threshold, vis_lum_threshold, max_val] {
+            (if v == 0.0 { 0 } else { v.to_bits() }).hash(h);
+        }
+    }
+}
+
+/// The CAMBI score of one distorted luma plane (`min(score, max_val)`), preparing CAMBI for its
+/// geometry (the backends' reference for [`crate::backend::Companions::cambi`]; `full_ref` is
+/// refused: the backends compute the distorted frame's score only).
+pub fn cambi_of(p: &CambiParams, dist: &Plane<'_>) -> Result<f64> {
+    if p.full_ref {
+        return Err(Error::State(
+            "internal: cambi with full_ref as a companion metric".into(),
+        ));
+    }
+    Ok(Cambi::new(p, dist.width, dist.height, dist.bpc)?
+        .compute(dist, None)?
+        .cambi)
 }
 
 impl CambiParams {

@@ -78,7 +78,7 @@ fn refuses_small_encodes() {
     let small = CambiParams {
         enc_width: 200,
         enc_height: 200,
-        ..p.clone()
+        ..p
     };
     unsupported(Cambi::new(&small, 1280, 720, 8));
     // An encode larger than the input means the input size.
@@ -103,7 +103,7 @@ fn refuses_windows_beyond_the_reciprocal_table() {
     // With the 2160p speed-up the window is halved to 65: accepted.
     let hrs = CambiParams {
         high_res_speedup: 2160,
-        ..p.clone()
+        ..p
     };
     assert_eq!(
         Cambi::new(&hrs, 7680, 4320, 10).unwrap().window_sizes(),
@@ -817,7 +817,7 @@ fn in_place_path_and_instruction_sets_agree() {
         };
         let p8 = CambiParams {
             enc_bitdepth: 10,
-            ..p10.clone()
+            ..p10
         };
         let c10 = Cambi::new(&p10, w, h, 10).unwrap();
         let c8 = Cambi::new(&p8, w, h, 8).unwrap();
