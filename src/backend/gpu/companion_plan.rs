@@ -1,5 +1,5 @@
-//! The companion metrics (PSNR, SSIM, MS-SSIM, CIEDE2000, PSNR-HVS) on the GPU, equal to the
-//! CPU reference in [`crate::features`].
+//! The companion metrics (PSNR, SSIM, MS-SSIM, CIEDE2000, PSNR-HVS, and VMAF v1's SpEED
+//! chroma) on the GPU, equal to the CPU reference in [`crate::features`].
 //!
 //! The kernels (kernels/psnr.cu, ssim.cu, ciede.cu, psnr_hvs.cu after compat.h: [`SOURCE`])
 //! compute what the CPU computes per pixel or per block, in the same types and order of
@@ -37,6 +37,13 @@
 //!   to L*a*b*, about half of a pixel's work) are read from a table of all 2^24 sample triples
 //!   that the same device code fills once per geometry ([`CiedeTable`], 268 MB of device
 //!   memory, with each colour's chroma C*ab): the same values, bit for bit.
+//!
+//! - SpEED chroma (`gpu/speed.rs`, kernels/speed.cu): per plane side the chroma as float, the
+//!   prescale (host tables), the anti-alias filter at the samples dec16 keeps, the local-mean
+//!   removal, the 25 means and 325 covariances, each sum one thread in the CPU's order (float
+//!   means, double covariances rounded to float): bit for bit the CPU's
+//!   (`SpeedChroma::sides`); the host finishes the score with the CPU's code
+//!   (`SpeedChroma::finish`: eigenvalues, QR, entropies, `log2`).
 //!
 //! A frame is described by a [`Plan`]: regions of one device arena (tables, scratch, results),
 //! regions to zero, the launch list and the region to read back. The GPU executes it
