@@ -68,6 +68,7 @@ fn main() {
             ciede: true,
             psnr_hvs: true,
             cambi: None,
+            speed_chroma: None,
         }
     } else {
         Companions::default()

@@ -336,6 +336,7 @@ const PSNR: Companions = Companions {
     ciede: false,
     psnr_hvs: false,
     cambi: None,
+    speed_chroma: None,
 };
 
 #[test]
@@ -355,6 +356,7 @@ const SSIM: Companions = Companions {
     ciede: false,
     psnr_hvs: false,
     cambi: None,
+    speed_chroma: None,
 };
 
 const MS_SSIM: Companions = Companions {
@@ -364,6 +366,7 @@ const MS_SSIM: Companions = Companions {
     ciede: false,
     psnr_hvs: false,
     cambi: None,
+    speed_chroma: None,
 };
 
 #[test]
@@ -400,6 +403,7 @@ const PSNR_HVS: Companions = Companions {
     ciede: false,
     psnr_hvs: true,
     cambi: None,
+    speed_chroma: None,
 };
 
 #[test]
@@ -420,6 +424,7 @@ const CIEDE: Companions = Companions {
     ciede: true,
     psnr_hvs: false,
     cambi: None,
+    speed_chroma: None,
 };
 
 #[test]
@@ -473,6 +478,7 @@ fn all_metrics_together() {
         ciede: true,
         psnr_hvs: true,
         cambi: None,
+        speed_chroma: None,
     };
     compare(all, &[(177, 180)], &[8, 10], &LAYOUTS[..3]);
 }
@@ -594,6 +600,7 @@ fn host_frames_equal_cpu() {
             ciede: true,
             psnr_hvs: bpc <= 12,
             cambi: None,
+            speed_chroma: None,
         };
         for c in [Content::Natural, Content::MaxDiff] {
             seed += 1;
@@ -1066,4 +1073,300 @@ fn cambi_equals_cpu_360p() {
 fn cambi_equals_cpu_720p_and_1080p() {
     // 1080p: the v1 options' speed-up (scale 0 at 960x540).
     cambi_compare(&[(1280, 720, 10), (1920, 1080, 8)], false, &["v1"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SpEED chroma (kernels/speed.cu): the four sides' statistics (operating image, 25 means, 625
+// covariances) bit for bit, and the scores (or the refusal) equal to the CPU's.
+
+use gstvmafgpu::backend::speed_chroma_extractor;
+use gstvmafgpu::features::speed::{PrescaleMethod, SpeedChromaParams, SpeedSide};
+
+/// VMAF v1's speed_chroma options (model/vmaf_v1.0.16*: nnf 0.1, snn 0.19, wvm 5, mxv 45) with
+/// a prescale.
+fn v1_speed(prescale: f64, method: PrescaleMethod) -> SpeedChromaParams {
+    SpeedChromaParams {
+        kernelscale: 1.0,
+        prescale,
+        prescale_method: method,
+        sigma_nn: 0.19,
+        nn_floor: 0.1,
+        max_val: 45.0,
+        weight_var_mode: 5,
+    }
+}
+
+fn speed_only(p: SpeedChromaParams) -> Companions {
+    Companions {
+        speed_chroma: Some(p),
+        ..Default::default()
+    }
+}
+
+/// The plan of `job` in the emulator: its scores and SpEED chroma's sides.
+fn run_speed(
+    exe: &Path,
+    job: &FrameJob,
+) -> (gstvmafgpu::Result<CompanionScores>, Option<[SpeedSide; 4]>) {
+    let plan = match Geometry::of(job) {
+        Ok(g) => Plan::new(g),
+        Err(e) => return (Err(e), None),
+    };
+    let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();
+    for (r, data) in plan.uploads(job) {
+        let bytes = if plan.narrow {
+            data.iter().map(|&v| u8::try_from(v).unwrap()).collect()
+        } else {
+            data.iter().flat_map(|v| v.to_le_bytes()).collect()
+        };
+        uploads.push((r, bytes));
+    }
+    let arena = run_plan(exe, &plan, &uploads);
+    let rb = &arena[plan.readback.off..plan.readback.off + plan.readback.bytes];
+    let fetch = |r: Region| -> gstvmafgpu::Result<Vec<u8>> {
+        panic!("SpEED chroma fetched {r:?}: its statistics are all read back")
+    };
+    (plan.scores(job, rb, &fetch), plan.speed_chroma_sides(rb))
+}
+
+/// The differences between two sets of sides, bit for bit (NaN payloads included).
+fn side_diffs(want: &[SpeedSide; 4], got: &[SpeedSide; 4]) -> Vec<String> {
+    let mut out = Vec::new();
+    let names = ["ref U", "dis U", "ref V", "dis V"];
+    for (k, (a, b)) in want.iter().zip(got).enumerate() {
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for (what, x, y) in [
+            ("image", &a.image[..], &b.image[..]),
+            ("means", &a.means[..], &b.means[..]),
+            ("cov", &a.cov[..], &b.cov[..]),
+        ] {
+            if bits(x) != bits(y) {
+                let first = x
+                    .iter()
+                    .zip(y)
+                    .position(|(p, q)| p.to_bits() != q.to_bits())
+                    .unwrap_or(x.len().min(y.len()));
+                out.push(format!(
+                    "{}: {what} differs first at {first} of {} ({:?} vs {:?})",
+                    names[k],
+                    x.len(),
+                    x.get(first),
+                    y.get(first)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Counts of what [`compare_speed`] saw: frames, refusals, frames with a singular side (a
+/// score of 0 for a channel), frames with every channel regular.
+#[derive(Default, Debug)]
+struct SpeedSeen {
+    frames: usize,
+    refused: usize,
+    zero: usize,
+    nonzero: usize,
+}
+
+/// One SpEED case: width, height, depth, chroma layout, content, options.
+type SpeedCase = (
+    usize,
+    usize,
+    u8,
+    Option<(u32, u32)>,
+    Content,
+    SpeedChromaParams,
+);
+
+/// Each case through the emulated plan against the CPU: the sides bit for bit, the scores (or
+/// the error) equal.
+fn compare_speed(cases: &[SpeedCase]) -> Option<SpeedSeen> {
+    let exe = emulator()?;
+    let mut bad = Vec::new();
+    let mut seen = SpeedSeen::default();
+    for (i, &(w, h, bpc, layout, c, p)) in cases.iter().enumerate() {
+        let j = job(c, w, h, bpc, layout, speed_only(p), 9100 + i as u64);
+        let want = compute_companions_cpu(&j);
+        let (got, sides) = run_speed(exe, &j);
+        seen.frames += 1;
+        let what = format!(
+            "{c:?} {w}x{h} {bpc}-bit {layout:?} ps {} {:?} ks {}",
+            p.prescale, p.prescale_method, p.kernelscale
+        );
+        match &want {
+            Err(e) => {
+                eprintln!("{what}: refused: {e}");
+                seen.refused += 1;
+            }
+            Ok(s) => {
+                let s = s.speed_chroma.expect("asked for");
+                if s.u == 0.0 || s.v == 0.0 {
+                    seen.zero += 1;
+                } else {
+                    seen.nonzero += 1;
+                }
+                let (r, d) = (
+                    gstvmafgpu::backend::job_planes(&j, false),
+                    gstvmafgpu::backend::job_planes(&j, true),
+                );
+                let cpu = speed_chroma_extractor(&p, &r)
+                    .unwrap()
+                    .sides(&r[1], &r[2], &d[1], &d[2])
+                    .unwrap();
+                match &sides {
+                    Some(g) => {
+                        for e in side_diffs(&cpu, g) {
+                            bad.push(format!("{what}: {e}"));
+                        }
+                    }
+                    None => bad.push(format!("{what}: no GPU statistics")),
+                }
+            }
+        }
+        if !same_scores(&want, &got, w, h) {
+            bad.push(format!("{what}:\n  cpu {want:?}\n  emu {got:?}"));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} differences in {} frames:\n{}",
+        bad.len(),
+        seen.frames,
+        bad.join("\n")
+    );
+    eprintln!("SpEED chroma: emulated == CPU: {seen:?}");
+    Some(seen)
+}
+
+const YUV420: Option<(u32, u32)> = Some((1, 1));
+
+/// The frame sizes of vmaf-v1.md's table (4:2:0) with the v1 models' three prescales: the
+/// refusals ("image too small", libvmaf crashes), the singular sides (score 0) and the regular
+/// ones are the CPU's.
+#[test]
+fn speed_chroma_equals_cpu_at_the_table_sizes() {
+    let mut cases = Vec::new();
+    for (w, h) in [
+        (176, 144),
+        (320, 180),
+        (352, 288),
+        (640, 272),
+        (640, 360),
+        (1280, 720),
+    ] {
+        for p in [
+            v1_speed(1.0, PrescaleMethod::Nearest),
+            v1_speed(0.5, PrescaleMethod::Bilinear),
+            v1_speed(0.6, PrescaleMethod::Bilinear),
+        ] {
+            cases.push((w, h, 10, YUV420, Content::Natural, p));
+        }
+    }
+    // Gray: refused, as the host route refuses it.
+    cases.push((
+        640,
+        360,
+        8,
+        None,
+        Content::Natural,
+        v1_speed(1.0, PrescaleMethod::Nearest),
+    ));
+    let Some(seen) = compare_speed(&cases) else {
+        return;
+    };
+    // 176x144 (3), 320x180, 352x288 and 640x272 at 0.5 (3), 320x180 at 0.6, gray.
+    assert_eq!(seen.refused, 8, "{seen:?}");
+    assert!(seen.zero >= 5 && seen.nonzero >= 3, "{seen:?}");
+}
+
+/// 8/10/12/16 bits, 4:2:0/4:2:2/4:4:4, every content, at 640x360 without prescale and at
+/// 1280x720 with the 2160 models' bilinear 0.5.
+#[test]
+fn speed_chroma_equals_cpu_depths_layouts_contents() {
+    let mut cases = Vec::new();
+    for &(_, layout) in &LAYOUTS[..3] {
+        for bpc in [8, 10, 12, 16] {
+            for c in gpu_content::ALL {
+                cases.push((
+                    640,
+                    360,
+                    bpc,
+                    layout,
+                    c,
+                    v1_speed(1.0, PrescaleMethod::Nearest),
+                ));
+            }
+        }
+        for c in gpu_content::ALL {
+            cases.push((
+                1280,
+                720,
+                10,
+                layout,
+                c,
+                v1_speed(0.5, PrescaleMethod::Bilinear),
+            ));
+        }
+    }
+    let Some(seen) = compare_speed(&cases) else {
+        return;
+    };
+    assert_eq!(seen.refused, 0, "{seen:?}");
+    assert!(seen.nonzero >= 20, "{seen:?}");
+}
+
+/// Every prescale method (nearest, bilinear, bicubic, lanczos4) down and up, libvmaf's default
+/// options, and other kernel scales (5, 17 and 27 taps); one 1920x1080 frame with the 5d0h model's
+/// options.
+#[test]
+fn speed_chroma_equals_cpu_prescale_methods_and_kernel_scales() {
+    let mut cases = Vec::new();
+    for method in [
+        PrescaleMethod::Nearest,
+        PrescaleMethod::Bilinear,
+        PrescaleMethod::Bicubic,
+        PrescaleMethod::Lanczos4,
+    ] {
+        for (ps, c) in [(0.6, Content::Natural), (0.5, Content::Random)] {
+            cases.push((1280, 720, 10, YUV420, c, v1_speed(ps, method)));
+        }
+        // Up (the plane 640x360 to 800x450).
+        cases.push((
+            1280,
+            720,
+            8,
+            YUV420,
+            Content::Natural,
+            v1_speed(1.25, method),
+        ));
+    }
+    for ks in [0.5, 2.0, 3.0] {
+        let p = SpeedChromaParams {
+            kernelscale: ks,
+            ..SpeedChromaParams::default()
+        };
+        cases.push((1280, 720, 8, Some((0, 0)), Content::Natural, p));
+    }
+    cases.push((
+        1280,
+        720,
+        12,
+        Some((1, 0)),
+        Content::Checker,
+        SpeedChromaParams::default(),
+    ));
+    cases.push((
+        1920,
+        1080,
+        10,
+        YUV420,
+        Content::Natural,
+        v1_speed(0.6, PrescaleMethod::Bilinear),
+    ));
+    let Some(seen) = compare_speed(&cases) else {
+        return;
+    };
+    assert_eq!(seen.refused, 0, "{seen:?}");
+    assert!(seen.nonzero >= 12, "{seen:?}");
 }

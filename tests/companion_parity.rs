@@ -67,6 +67,7 @@ const ALL: Companions = Companions {
     ciede: true,
     psnr_hvs: true,
     cambi: None,
+    speed_chroma: None,
 };
 
 fn job(
@@ -248,6 +249,7 @@ fn ciede_table_equals_computed_conversions() {
                     ciede: true,
                     psnr_hvs: false,
                     cambi: None,
+                    speed_chroma: None,
                 };
                 let a = on.compute(&j).map(|s| s.ciede.map(f64::to_bits));
                 let b = off.compute(&j).map(|s| s.ciede.map(f64::to_bits));
@@ -613,4 +615,110 @@ fn cambi_equals_cpu() {
          libvmaf's order on the host)"
     );
     assert!(banding > 0 && fallback > 0);
+}
+
+/// SpEED chroma on the GPU (kernels/speed.cu; the host finishes each score with the CPU's code)
+/// equals the CPU (`==` on u, v and uv, and the same refusals): vmaf-v1.md's table sizes with
+/// the v1 models' prescales (refused, singular and regular), 8-16 bits, 4:2:0/4:2:2/4:4:4 and
+/// gray, every content, every prescale method, other kernel scales, up to 4K.
+#[test]
+fn speed_chroma_equals_cpu() {
+    use gstvmafgpu::features::speed::{PrescaleMethod, SpeedChromaParams};
+    let Some(mut g) = gpu_or_skip("speed_chroma_equals_cpu") else {
+        return;
+    };
+    let v1 = |prescale: f64, prescale_method: PrescaleMethod| SpeedChromaParams {
+        kernelscale: 1.0,
+        prescale,
+        prescale_method,
+        sigma_nn: 0.19,
+        nn_floor: 0.1,
+        max_val: 45.0,
+        weight_var_mode: 5,
+    };
+    let models = [
+        v1(1.0, PrescaleMethod::Nearest),
+        v1(0.5, PrescaleMethod::Bilinear),
+        v1(0.6, PrescaleMethod::Bilinear),
+    ];
+    let mut rep = Report::default();
+    let mut seed = 7100;
+    let mut run = |rep: &mut Report,
+                   g: &mut CompanionGpu,
+                   c: Content,
+                   (w, h, bpc): (usize, usize, u8),
+                   layout: Option<(u32, u32)>,
+                   p: SpeedChromaParams| {
+        seed += 1;
+        let mut j = job(c, (w, h, bpc), layout, seed);
+        j.companions = Companions {
+            speed_chroma: Some(p),
+            ..Default::default()
+        };
+        rep.check(
+            &format!(
+                "{c:?} {w}x{h} {bpc}-bit {layout:?} ps {} {:?} ks {}",
+                p.prescale, p.prescale_method, p.kernelscale
+            ),
+            g,
+            &j,
+        );
+    };
+    for (w, h) in [
+        (176, 144),
+        (320, 180),
+        (352, 288),
+        (640, 272),
+        (640, 360),
+        (1280, 720),
+        (1920, 1080),
+        (3840, 2160),
+    ] {
+        for p in models {
+            for c in [Content::Natural, Content::Random] {
+                run(&mut rep, &mut g, c, (w, h, 10), Some((1, 1)), p);
+            }
+        }
+    }
+    for layout in [Some((1, 1)), Some((1, 0)), Some((0, 0)), None] {
+        for bpc in [8u8, 10, 12, 16] {
+            for c in gpu_content::ALL {
+                for p in models {
+                    run(&mut rep, &mut g, c, (1280, 720, bpc), layout, p);
+                }
+            }
+        }
+    }
+    for method in [
+        PrescaleMethod::Nearest,
+        PrescaleMethod::Bilinear,
+        PrescaleMethod::Bicubic,
+        PrescaleMethod::Lanczos4,
+    ] {
+        for ps in [0.3, 0.5, 0.6, 1.25, 2.0] {
+            run(
+                &mut rep,
+                &mut g,
+                Content::Natural,
+                (1920, 1080, 10),
+                Some((1, 1)),
+                v1(ps, method),
+            );
+        }
+    }
+    for ks in [0.5, 1.5, 2.0, 3.0] {
+        let p = SpeedChromaParams {
+            kernelscale: ks,
+            ..SpeedChromaParams::default()
+        };
+        run(
+            &mut rep,
+            &mut g,
+            Content::Natural,
+            (1920, 1080, 8),
+            Some((0, 0)),
+            p,
+        );
+    }
+    rep.finish("speed_chroma_equals_cpu");
 }

@@ -626,6 +626,7 @@ const ALL_FIVE: Companions = Companions {
     ciede: true,
     psnr_hvs: true,
     cambi: None,
+    speed_chroma: None,
 };
 
 /// The metrics of GPU frame `g` that differ from CPU frame `c`: every metric equal, CIEDE2000

@@ -35,6 +35,7 @@ use crate::features::cambi::CambiParams;
 use crate::features::ms_ssim::MsSsimScore;
 use crate::features::psnr::PsnrScores;
 use crate::features::psnr_hvs::PsnrHvsScores;
+use crate::features::speed::{SpeedChroma, SpeedChromaParams, SpeedChromaScores};
 use crate::features::ssim::SsimScore;
 use crate::features::vif::{VifAccum, VifParams};
 use crate::picture::{OwnedPlane, Plane};
@@ -53,6 +54,8 @@ pub struct Companions {
     /// CAMBI of the distorted luma with these options (never `full_ref`: that stays on the
     /// host), reported in [`CompanionScores::cambi`].
     pub cambi: Option<CambiParams>,
+    /// libvmaf's `speed_chroma` with these options ([`CompanionScores::speed_chroma`]).
+    pub speed_chroma: Option<SpeedChromaParams>,
 }
 
 impl Companions {
@@ -64,11 +67,13 @@ impl Companions {
             || self.ciede
             || self.psnr_hvs
             || self.cambi.is_some()
+            || self.speed_chroma.is_some()
     }
 
     /// Whether both ask for one v1 feature (each has one set of options per job).
     pub fn shares_v1_feature(&self, other: &Companions) -> bool {
-        self.cambi.is_some() && other.cambi.is_some()
+        (self.cambi.is_some() && other.cambi.is_some())
+            || (self.speed_chroma.is_some() && other.speed_chroma.is_some())
     }
 
     /// These companions and those of `other` (the options of `other`'s v1 features where both
@@ -81,12 +86,14 @@ impl Companions {
             ciede: self.ciede || other.ciede,
             psnr_hvs: self.psnr_hvs || other.psnr_hvs,
             cambi: other.cambi.or(self.cambi),
+            speed_chroma: other.speed_chroma.or(self.speed_chroma),
         }
     }
 
-    /// Whether the job needs the chroma planes (PSNR of Cb/Cr, CIEDE2000, PSNR-HVS).
+    /// Whether the job needs the chroma planes (PSNR of Cb/Cr, CIEDE2000, PSNR-HVS, SpEED
+    /// chroma).
     pub fn needs_chroma(&self) -> bool {
-        self.psnr || self.ciede || self.psnr_hvs
+        self.psnr || self.ciede || self.psnr_hvs || self.speed_chroma.is_some()
     }
 }
 
@@ -111,6 +118,9 @@ pub struct CompanionScores {
     pub psnr_hvs: Option<PsnrHvsScores>,
     /// CAMBI's score (`min(score, max_val)`), when [`Companions::cambi`] asked for it.
     pub cambi: Option<f64>,
+    /// SpEED chroma's u, v and uv (`MIN(score, speed_max_val)`), finished on the host by
+    /// [`SpeedChroma::finish`](crate::features::speed::SpeedChroma::finish) on every route.
+    pub speed_chroma: Option<SpeedChromaScores>,
 }
 
 /// One frame's work.
@@ -363,7 +373,29 @@ pub fn compute_companions_cpu(job: &FrameJob) -> Result<CompanionScores> {
             .as_ref()
             .map(|p| crate::features::cambi::cambi_of(p, &d[0]))
             .transpose()?,
+        speed_chroma: c
+            .speed_chroma
+            .map(|p| {
+                let e = speed_chroma_extractor(&p, &r)?;
+                e.compute(&r[1], &r[2], &d[1], &d[2])
+            })
+            .transpose()?,
     })
+}
+
+/// SpEED chroma prepared for the chroma planes of one side of a job (`planes`: luma, then Cb
+/// and Cr when the job has chroma), or its refusal: a job without chroma, or a plane size or
+/// depth libvmaf refuses.
+pub fn speed_chroma_extractor(p: &SpeedChromaParams, planes: &[Plane<'_>]) -> Result<SpeedChroma> {
+    match planes.get(1) {
+        Some(u) => SpeedChroma::new(p, u.width, u.height, u.bpc),
+        None => Err(crate::error::Error::Unsupported {
+            metric: "speed_chroma",
+            reason: "SpEED chroma (and every VMAF v1 model) needs the chroma planes, and the \
+                     picture has none (GRAY)"
+                .into(),
+        }),
+    }
 }
 
 /// Open a backend. `Cpu` gives the CPU backend with `threads` workers (0 = one per core).

@@ -88,6 +88,7 @@ fn every_format_and_depth_equals_the_feature_functions() {
                 ciede: true,
                 psnr_hvs: bpc <= 12,
                 cambi: None,
+                speed_chroma: None,
             };
             let mut s = Scorer::new(ScorerConfig {
                 threads: 2,

@@ -9,6 +9,7 @@ const ALL: Companions = Companions {
     ciede: true,
     psnr_hvs: true,
     cambi: None,
+    speed_chroma: None,
 };
 
 /// An I420 picture over one buffer (Y then U then V, GStreamer's odd-size rounding up).

@@ -58,6 +58,10 @@ pub(crate) fn device_companion(k: &HostKind) -> Option<Companions> {
             cambi: Some(*p),
             ..Default::default()
         }),
+        HostKind::SpeedChroma(p) => Some(Companions {
+            speed_chroma: Some(*p),
+            ..Default::default()
+        }),
         _ => None,
     }
 }
@@ -67,6 +71,7 @@ pub(crate) fn device_companion(k: &HostKind) -> Option<Companions> {
 pub(crate) fn device_values(k: &HostKind, s: &CompanionScores) -> Option<Vec<f64>> {
     match k {
         HostKind::Cambi(_) => s.cambi.map(|v| vec![v]),
+        HostKind::SpeedChroma(_) => s.speed_chroma.map(|v| vec![v.u, v.v, v.uv]),
         _ => None,
     }
 }

@@ -195,3 +195,117 @@ fn routes_are_decided_per_kind() {
     assert_eq!(r.on_device, [false; 4]);
     assert_eq!(r.companions, Companions::default());
 }
+
+/// The CPU backend, saying that it computes SpEED chroma "on its device" (its workers compute
+/// the companions a job asks for with the CPU reference, `compute_companions_cpu`, SpEED chroma
+/// included): records the SpEED chroma options each job asked for and whether it had chroma.
+struct DeviceSpeed {
+    inner: crate::backend::cpu::CpuBackend,
+    asked: SpeedAsked,
+}
+
+/// Per job: the SpEED chroma options asked for, and whether the job had chroma planes.
+type SpeedAsked = Arc<std::sync::Mutex<Vec<(Option<SpeedChromaParams>, bool)>>>;
+
+use crate::features::speed::SpeedChromaParams;
+
+impl Backend for DeviceSpeed {
+    fn name(&self) -> &'static str {
+        "device-speed"
+    }
+    fn submit(&mut self, job: FrameJob) -> Result<()> {
+        self.asked
+            .lock()
+            .unwrap()
+            .push((job.companions.speed_chroma, job.chroma.is_some()));
+        self.inner.submit(job)
+    }
+    fn receive(&mut self, wait: bool) -> Result<Option<(u64, backend::FrameAccum)>> {
+        self.inner.receive(wait)
+    }
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+    fn computes_on_device(&self, companions: Companions) -> bool {
+        companions.speed_chroma.is_some()
+    }
+}
+
+/// A backend that computes SpEED chroma on its device gets the model's SpEED chroma (and the
+/// chroma planes) in every scored job, the standalone speed_chroma of other options stays on
+/// host threads (one SpEED chroma a job), CAMBI stays on host threads, and the scores are the
+/// host threads' bit for bit.
+#[test]
+fn speed_chroma_goes_to_a_backend_that_computes_it() {
+    use super::host::{HostKind, Routes};
+    let (w, h) = (640, 360);
+    let pairs = yuv_pairs(w, h, 3);
+    for extras in [
+        Extras::default(),
+        Extras {
+            speed_chroma: true,
+            ..Default::default()
+        },
+    ] {
+        let cfg = ScorerConfig {
+            model: ModelSource::Builtin("vmaf_v1.0.16_3d0h".into()),
+            threads: 2,
+            backend: BackendKind::Cpu,
+            extras,
+            ..Default::default()
+        };
+        let run = |mut s: Scorer| {
+            let mut out = Vec::new();
+            for (r, d) in &pairs {
+                out.extend(s.push(&i420(r, w, h), &i420(d, w, h)).unwrap());
+            }
+            let (rest, summary) = s.finish().unwrap();
+            out.extend(rest);
+            (out, summary)
+        };
+        let want = run(Scorer::new(cfg.clone()).unwrap());
+        let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let backend = DeviceSpeed {
+            inner: crate::backend::cpu::CpuBackend::new(2).unwrap(),
+            asked: Arc::clone(&asked),
+        };
+        let s = Scorer::with_backend(cfg, Box::new(backend)).unwrap();
+        // CAMBI stays on host threads: not all on the device.
+        assert!(!s.computes_on_device());
+        let got = run(s);
+        assert_eq!(got, want, "{extras:?}");
+        let asked = asked.lock().unwrap();
+        assert_eq!(asked.len(), pairs.len());
+        for (p, chroma) in asked.iter() {
+            let p = p.expect("every scored job asks for SpEED chroma");
+            // The v1 model's options (speed_max_val 45, wvm 5), not the standalone defaults.
+            assert_eq!((p.max_val, p.weight_var_mode), (45.0, 5));
+            assert!(chroma, "the job carries the chroma planes");
+        }
+        assert!(want.0.iter().all(|f| f.get("vmaf").is_some()));
+        if extras.speed_chroma {
+            assert!(want.0.iter().all(|f| f.get("speed_chroma_uv").is_some()));
+        }
+    }
+    // The routing: SpEED chroma to the device, CAMBI and SpEED temporal on host threads.
+    let kinds = [
+        HostKind::Cambi(Default::default()),
+        HostKind::SpeedChroma(SpeedChromaParams::default()),
+        HostKind::SpeedTemporal(Default::default()),
+        HostKind::SpeedChroma(SpeedChromaParams {
+            max_val: 45.0,
+            ..Default::default()
+        }),
+    ];
+    let dev = DeviceSpeed {
+        inner: crate::backend::cpu::CpuBackend::new(1).unwrap(),
+        asked: Default::default(),
+    };
+    let r = Routes::of(&kinds, &dev);
+    assert_eq!(r.on_device, [false, true, false, false]);
+    assert_eq!(
+        r.companions.speed_chroma,
+        Some(SpeedChromaParams::default())
+    );
+    assert!(r.companions.needs_chroma());
+}

@@ -614,6 +614,7 @@ fn all_companions(ms_ssim: bool) -> Companions {
         ciede: true,
         psnr_hvs: true,
         cambi: None,
+        speed_chroma: None,
     }
 }
 

@@ -53,6 +53,15 @@ static inline unsigned __float_as_uint(float f) {
     return u;
 }
 
+// IEEE round-to-nearest operations (kernels/speed.cu): plain C++ operations here, built with
+// -ffp-contract=off.
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __dmul_rn(double a, double b) { return a * b; }
+static inline double __ddiv_rn(double a, double b) { return a / b; }
+
 static inline double __hiloint2double(int hi, int lo) {
     const unsigned long long b =
         ((unsigned long long)(unsigned)hi << 32) | (unsigned long long)(unsigned)lo;
@@ -67,6 +76,7 @@ static inline double __hiloint2double(int hi, int lo) {
 #include "../../kernels/psnr_hvs.cu"
 #include "../../kernels/ciede.cu"
 #include "../../kernels/cambi.cu"
+#include "../../kernels/speed.cu"
 
 static void fail(const char *m) { fprintf(stderr, "companion_emu: %s\n", m); exit(2); }
 
@@ -180,6 +190,13 @@ int main() {
         else if (name == "cambi_decimate_u8") { fn = [=] { cambi_decimate_u8((const vg_u8 *)P(0), I(1), I(2), (vg_u8 *)P(3)); }; }
         else if (name == "cambi_mask") { fn = [=] { cambi_mask((const vg_u16 *)P(0), I(1), I(2), I(3), I(4), (vg_u8 *)P(5)); }; }
         else if (name == "cambi_cvalues") { fn = [=] { cambi_cvalues((const vg_u16 *)P(0), (const vg_u8 *)P(1), I(2), I(3), I(4), I(5), I(6), I(7), (const vg_u32 *)P(8), (const float *)P(9), (float *)P(10), (vg_u64 *)P(11)); }; }
+        else if (name == "speed_load") { fn = [=] { speed_load((const vg_u16 *)P(0), I(1), I(2), (float *)P(3)); }; }
+        else if (name == "speed_prescale") { fn = [=] { speed_prescale((const float *)P(0), I(1), I(2), I(3), I(4), I(5), I(6), (const int *)P(7), (const float *)P(8), (const int *)P(9), (const float *)P(10), (float *)P(11)); }; }
+        else if (name == "speed_filter_v") { fn = [=] { speed_filter_v((const float *)P(0), I(1), I(2), (const float *)P(3), I(4), (const int *)P(5), I(6), (const int *)P(7), (float *)P(8)); }; }
+        else if (name == "speed_filter_h") { fn = [=] { speed_filter_h((const float *)P(0), I(1), I(2), (const float *)P(3), I(4), I(5), (const int *)P(6), (float *)P(7)); }; }
+        else if (name == "speed_local_mean") { fn = [=] { speed_local_mean((const float *)P(0), I(1), I(2), I(3), (const float *)P(4), (float *)P(5)); }; }
+        else if (name == "speed_means") { fn = [=] { speed_means((const float *)P(0), I(1), I(2), I(3), (float *)P(4)); }; }
+        else if (name == "speed_cov") { fn = [=] { speed_cov((const float *)P(0), I(1), I(2), I(3), (const float *)P(4), (float *)P(5)); }; }
         else fail(("unknown kernel " + name).c_str());
         pool.run(gx, gy, fn);
     }

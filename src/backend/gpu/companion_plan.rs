@@ -1,5 +1,5 @@
-//! The companion metrics (PSNR, SSIM, MS-SSIM, CIEDE2000, PSNR-HVS) on the GPU, equal to the
-//! CPU reference in [`crate::features`].
+//! The companion metrics (PSNR, SSIM, MS-SSIM, CIEDE2000, PSNR-HVS, and VMAF v1's SpEED
+//! chroma) on the GPU, equal to the CPU reference in [`crate::features`].
 //!
 //! The kernels (kernels/psnr.cu, ssim.cu, ciede.cu, psnr_hvs.cu after compat.h: [`SOURCE`])
 //! compute what the CPU computes per pixel or per block, in the same types and order of
@@ -38,6 +38,13 @@
 //!   that the same device code fills once per geometry ([`CiedeTable`], 268 MB of device
 //!   memory, with each colour's chroma C*ab): the same values, bit for bit.
 //!
+//! - SpEED chroma (`gpu/speed.rs`, kernels/speed.cu): per plane side the chroma as float, the
+//!   prescale (host tables), the anti-alias filter at the samples dec16 keeps, the local-mean
+//!   removal, the 25 means and 325 covariances, each sum one thread in the CPU's order (float
+//!   means, double covariances rounded to float): bit for bit the CPU's
+//!   (`SpeedChroma::sides`); the host finishes the score with the CPU's code
+//!   (`SpeedChroma::finish`: eigenvalues, QR, entropies, `log2`).
+//!
 //! A frame is described by a [`Plan`]: regions of one device arena (tables, scratch, results),
 //! regions to zero, the launch list and the region to read back. The GPU executes it
 //! (`backend::cuda::companion`); tests/companion_emulated.rs executes the same plan with the kernel
@@ -55,6 +62,7 @@ use crate::picture::Plane;
 
 use super::companion_metrics::{Cambi, Ciede, MsSsim, Psnr, PsnrHvs, Ssim};
 use super::launch::*;
+use super::speed::{SpeedPart, SpeedScores};
 
 /// The companion kernel text: compat.h, then the kernels, one text for NVRTC and hipRTC.
 pub const SOURCE: &str = concat!(
@@ -69,6 +77,8 @@ pub const SOURCE: &str = concat!(
     include_str!("../../../kernels/ciede.cu"),
     "\n",
     include_str!("../../../kernels/cambi.cu"),
+    "\n",
+    include_str!("../../../kernels/speed.cu"),
     "\n"
 );
 
@@ -318,6 +328,9 @@ pub struct Plan {
     ciede: Option<(Region, usize, (usize, usize))>,
     /// CAMBI: its regions and the CPU's preparation (see [`Cambi`]).
     cambi: Cambi,
+    /// SpEED chroma: the CPU extractor (or its refusal) and the sides' statistics (`None`
+    /// where not asked for).
+    speed_chroma: Option<SpeedScores>,
     /// Constant tables to upload once per geometry (before the first frame): (region, bytes).
     pub tables: Vec<(Region, Vec<u8>)>,
     /// Add every SSIM, MS-SSIM and PSNR-HVS sum on the host from the terms, whatever the GPU's
@@ -345,6 +358,7 @@ impl Plan {
         let mut hvs = PsnrHvs::new(&geom, &mut need_plane);
         let mut cambi = Cambi::new(&geom, &mut need_plane);
         let mut tables = Vec::new();
+        let mut speed = SpeedPart::new(&geom, &mut need_plane);
 
         // Shared by every frame: constant tables, then scratch, each used by one metric's
         // launches (which run in order on that metric's stream; with several scratch sets,
@@ -352,6 +366,7 @@ impl Plan {
         ciede.tables(&mut a, &geom, table);
         hvs.tables(&mut a);
         cambi.tables(&mut a, &mut tables);
+        speed.tables(&mut a);
         let scratch_off = a.bytes.next_multiple_of(256);
         ssim.scratch_hconv(&mut a);
         ms.scratch_hconv(&mut a, &geom);
@@ -359,6 +374,7 @@ impl Plan {
         ms.scratch_images(&mut a);
         hvs.scratch_images(&mut a);
         cambi.scratch(&mut a);
+        speed.scratch(&mut a);
 
         // The frame's results: what is read back, then the terms that stay on the device.
         let results_off = a.bytes.next_multiple_of(256);
@@ -368,6 +384,7 @@ impl Plan {
         ciede.results(&mut a, &geom);
         hvs.results(&mut a);
         cambi.results(&mut a);
+        speed.results(&mut a);
         let readback = Region {
             off: results_off,
             bytes: a.bytes.max(results_off) - results_off,
@@ -433,6 +450,7 @@ impl Plan {
         ciede.launches(&geom, &inputs, &mut launches);
         hvs.launches(&geom, &inputs, &mut tables, &mut launches);
         cambi.launches(&inputs, &mut zero, &mut launches);
+        speed.launches(&inputs, &mut tables, &mut launches);
         let metric_streams: Vec<usize> = launches.iter().map(|l| metric_index(l.metric)).collect();
         let mut metrics_used = [false; METRICS.len()];
         for &i in &metric_streams {
@@ -464,6 +482,7 @@ impl Plan {
             psnr_hvs: hvs.terms.zip(hvs.out).map(|(t, o)| (t, hvs.blocks, o)),
             ciede: ciede.part,
             cambi,
+            speed_chroma: speed.into_scores(),
             tables,
             host_sums: false,
             geometry_check: None,
@@ -612,6 +631,14 @@ impl Plan {
             && (self.geom.companions.cambi.is_none() || self.cambi.on_device())
     }
 
+    /// SpEED chroma's per-side statistics in the read-back results `rb` (reference U, distorted
+    /// U, reference V, distorted V), `None` where the plan does not compute them (tests compare
+    /// them with the CPU's [`SpeedChroma::sides`](crate::features::speed::SpeedChroma::sides)).
+    pub fn speed_chroma_sides(&self, rb: &[u8]) -> Option<[crate::features::speed::SpeedSide; 4]> {
+        let bytes = |r: Region| self.bytes(rb, r).to_vec();
+        self.speed_chroma.as_ref()?.sides(&bytes)
+    }
+
     /// Set [`Plan::scores_of_host_frame`]'s checks: [`Plan::scores`]' checks on planes of the
     /// geometry (they read sizes and depths, not samples; the zeroed planes are not touched).
     pub fn check_geometry(&mut self) {
@@ -680,6 +707,18 @@ impl Plan {
                 None => return Err(missing("cambi")),
             }
         }
+        // SpEED chroma last, as compute_companions_cpu: the CPU's refusal of the geometry.
+        if let Some(p) = c.speed_chroma {
+            let s = self
+                .speed_chroma
+                .as_ref()
+                .ok_or_else(|| missing("speed_chroma"))?;
+            if rp.len() == 3 && self.geom.chroma.is_none() {
+                // Empty chroma planes: the CPU's words for them.
+                crate::backend::speed_chroma_extractor(&p, rp)?;
+            }
+            s.extractor.as_ref().map_err(Clone::clone)?;
+        }
         Ok(())
     }
 
@@ -710,9 +749,17 @@ impl Plan {
             Light(Box<CompanionScores>),
             Hvs(usize, f64),
             Cambi(f64),
+            Speed(crate::features::speed::SpeedChromaScores),
         }
         let mut tasks: Vec<Task<'_, Result<Part>>> = Vec::new();
         let mut hvs_direct = [None; 3];
+        if let (Some(_), Some(s)) = (c.speed_chroma, &self.speed_chroma) {
+            // Eigenvalues, QR and entropies (under a millisecond), beside the other sums.
+            tasks.push(Box::new(move || {
+                let bytes = |r: Region| self.bytes(rb, r).to_vec();
+                Ok(Part::Speed(s.finish(&bytes)?))
+            }));
+        }
         tasks.push(Box::new(move || {
             let mut out = CompanionScores::default();
             if c.psnr {
@@ -793,14 +840,17 @@ impl Plan {
         let mut out = CompanionScores::default();
         let mut hvs = hvs_direct.map(|v| v.unwrap_or(0.0));
         let mut cambi = None;
+        let mut speed_chroma = None;
         for part in run_parallel(tasks)? {
             match part? {
                 Part::Light(v) => out = *v,
                 Part::Hvs(p, v) => hvs[p] = v,
                 Part::Cambi(v) => cambi = Some(v),
+                Part::Speed(v) => speed_chroma = Some(v),
             }
         }
         out.cambi = cambi;
+        out.speed_chroma = speed_chroma;
         if c.psnr_hvs {
             out.psnr_hvs = Some(psnr_hvs::scores(hvs));
         }
@@ -1034,7 +1084,15 @@ pub(crate) fn run_parallel<'a, T: Send>(tasks: Vec<Task<'a, T>>) -> Result<Vec<T
 }
 
 /// The metrics, in the order of [`Launcher::metric`]'s streams ([`Launch::metric`]).
-pub(crate) const METRICS: [&str; 6] = ["psnr", "ssim", "ms_ssim", "ciede", "psnr_hvs", "cambi"];
+pub(crate) const METRICS: [&str; 7] = [
+    "psnr",
+    "ssim",
+    "ms_ssim",
+    "ciede",
+    "psnr_hvs",
+    "cambi",
+    "speed_chroma",
+];
 
 pub(crate) fn metric_index(m: &str) -> usize {
     METRICS
@@ -1107,6 +1165,7 @@ mod tests {
                 enc_bitdepth: 8,
                 ..Default::default()
             }),
+            speed_chroma: Some(crate::features::speed::SpeedChromaParams::default()),
         };
         for (w, h, bpc, sets) in [
             (1920usize, 1080usize, 8u8, 2),

@@ -41,6 +41,13 @@ pub enum Kernel {
     CambiDecimateU8,
     CambiMode,
     CambiCvalues,
+    SpeedLoad,
+    SpeedPrescale,
+    SpeedFilterV,
+    SpeedFilterH,
+    SpeedLocalMean,
+    SpeedMeans,
+    SpeedCov,
 }
 
 /// The C type of a kernel parameter.
@@ -52,7 +59,7 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 24] = [
+    pub const ALL: [Kernel; 31] = [
         Kernel::PsnrSse,
         Kernel::SsimLoad,
         Kernel::SsimDecimateLpf,
@@ -77,6 +84,13 @@ impl Kernel {
         Kernel::CambiDecimateU8,
         Kernel::CambiMode,
         Kernel::CambiCvalues,
+        Kernel::SpeedLoad,
+        Kernel::SpeedPrescale,
+        Kernel::SpeedFilterV,
+        Kernel::SpeedFilterH,
+        Kernel::SpeedLocalMean,
+        Kernel::SpeedMeans,
+        Kernel::SpeedCov,
     ];
 
     /// The `extern "C"` name.
@@ -106,6 +120,13 @@ impl Kernel {
             Kernel::CambiDecimateU8 => "cambi_decimate_u8",
             Kernel::CambiMode => "cambi_mode",
             Kernel::CambiCvalues => "cambi_cvalues",
+            Kernel::SpeedLoad => "speed_load",
+            Kernel::SpeedPrescale => "speed_prescale",
+            Kernel::SpeedFilterV => "speed_filter_v",
+            Kernel::SpeedFilterH => "speed_filter_h",
+            Kernel::SpeedLocalMean => "speed_local_mean",
+            Kernel::SpeedMeans => "speed_means",
+            Kernel::SpeedCov => "speed_cov",
         }
     }
 
@@ -136,6 +157,13 @@ impl Kernel {
             | Kernel::CambiMode => &[Ptr, I32, I32, Ptr],
             Kernel::CambiMask => &[Ptr, I32, I32, I32, I32, Ptr],
             Kernel::CambiCvalues => &[Ptr, Ptr, I32, I32, I32, I32, I32, I32, Ptr, Ptr, Ptr, Ptr],
+            Kernel::SpeedLoad => &[Ptr, I32, I32, Ptr],
+            Kernel::SpeedPrescale => &[Ptr, I32, I32, I32, I32, I32, I32, Ptr, Ptr, Ptr, Ptr, Ptr],
+            Kernel::SpeedFilterV => &[Ptr, I32, I32, Ptr, I32, Ptr, I32, Ptr, Ptr],
+            Kernel::SpeedFilterH => &[Ptr, I32, I32, Ptr, I32, I32, Ptr, Ptr],
+            Kernel::SpeedLocalMean => &[Ptr, I32, I32, I32, Ptr, Ptr],
+            Kernel::SpeedMeans => &[Ptr, I32, I32, I32, Ptr],
+            Kernel::SpeedCov => &[Ptr, I32, I32, I32, Ptr, Ptr],
             Kernel::CiedePixelsTable => &[
                 Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr, Ptr,
             ],
@@ -811,4 +839,222 @@ pub(crate) const CAMBI_MAX_C_UNITS: u64 = 1 << 38;
 /// pixels a scale, beyond 8K's 33M).
 pub(crate) fn cambi_sum_fits(n: usize) -> bool {
     (n as u128) * (CAMBI_MAX_C_UNITS as u128) < (1u128 << 64)
+}
+
+// SpEED chroma (kernels/speed.cu). The index tables these read (prescale indices, filter rows,
+// needed columns, column positions) are built on the host by the CPU's own code
+// (`features::speed::GpuLayout`) and checked to lie inside their images when they are laid
+// out (gpu/speed.rs), so every read below stays inside the regions checked here.
+
+/// `speed_load`: `src` holds `n` u16 samples of `bpc` bits (8, 10, 12 or 16), `dst` receives `n`
+/// floats; reads and writes below `n` only.
+pub(crate) fn launch_speed_load(src: Region, n: usize, bpc: u8, dst: Region) -> Launch {
+    need(src, 2 * n, "speed_load src");
+    need(dst, 4 * n, "speed_load dst");
+    assert!(n > 0 && matches!(bpc, 8 | 10 | 12 | 16));
+    Launch {
+        kernel: Kernel::SpeedLoad,
+        grid: (blocks(n, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(src),
+            KArg::I32(i32_of(n)),
+            KArg::I32(i32::from(bpc)),
+            KArg::Ptr(dst),
+        ],
+        metric: "speed_chroma",
+    }
+}
+
+/// The prescale's tables in the arena: per output column and row, `taps` indices (i32) and
+/// weights (f32; bilinear: one weight a position, nearest: none, so `col_w`/`row_w` may be
+/// empty regions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PrescaleRegions {
+    pub(crate) method: i32,
+    pub(crate) taps: usize,
+    pub(crate) weights: usize,
+    pub(crate) col_idx: Region,
+    pub(crate) col_w: Region,
+    pub(crate) row_idx: Region,
+    pub(crate) row_w: Region,
+}
+
+/// `speed_prescale`: `src` is a `sw` x `sh` float image, `dst` receives `dw` x `dh` floats; the
+/// tables hold `taps` indices (below `sw` for columns, `sh` for rows) and `weights` weights per
+/// position. Writes `dst[i]`, `i < dw * dh`.
+pub(crate) fn launch_speed_prescale(
+    src: Region,
+    (sw, sh): (usize, usize),
+    (dw, dh): (usize, usize),
+    t: PrescaleRegions,
+    dst: Region,
+) -> Launch {
+    assert!((0..=3).contains(&t.method) && dw * dh > 0);
+    assert_eq!(
+        (t.taps, t.weights),
+        [(1, 0), (2, 1), (4, 4), (9, 9)][t.method as usize]
+    );
+    need(src, 4 * sw * sh, "speed_prescale src");
+    need(dst, 4 * dw * dh, "speed_prescale dst");
+    need(t.col_idx, 4 * t.taps * dw, "speed_prescale col_idx");
+    need(t.row_idx, 4 * t.taps * dh, "speed_prescale row_idx");
+    need(t.col_w, 4 * t.weights * dw, "speed_prescale col_w");
+    need(t.row_w, 4 * t.weights * dh, "speed_prescale row_w");
+    Launch {
+        kernel: Kernel::SpeedPrescale,
+        grid: (blocks(dw * dh, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(src),
+            KArg::I32(i32_of(sw)),
+            KArg::I32(i32_of(sh)),
+            KArg::I32(i32_of(dw)),
+            KArg::I32(i32_of(dh)),
+            KArg::I32(t.method),
+            KArg::I32(i32_of(t.taps)),
+            KArg::Ptr(t.col_idx),
+            KArg::Ptr(t.col_w),
+            KArg::Ptr(t.row_idx),
+            KArg::Ptr(t.row_w),
+            KArg::Ptr(dst),
+        ],
+        metric: "speed_chroma",
+    }
+}
+
+/// `speed_filter_v`: `src` is a float image of `src_rows` rows of `stride` floats; `taps` holds
+/// `fw` floats, `rows` `out_h * fw` row indices (below `src_rows`), `needed` `nn` column indices
+/// (below `stride`); `vert` receives `out_h * nn` floats.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn launch_speed_filter_v(
+    src: Region,
+    (stride, src_rows): (usize, usize),
+    (taps, fw): (Region, usize),
+    (rows, out_h): (Region, usize),
+    (needed, nn): (Region, usize),
+    vert: Region,
+) -> Launch {
+    assert!(fw > 0 && out_h > 0 && nn > 0);
+    need(src, 4 * stride * src_rows, "speed_filter_v src");
+    need(taps, 4 * fw, "speed_filter_v taps");
+    need(rows, 4 * out_h * fw, "speed_filter_v rows");
+    need(needed, 4 * nn, "speed_filter_v needed");
+    need(vert, 4 * out_h * nn, "speed_filter_v vert");
+    Launch {
+        kernel: Kernel::SpeedFilterV,
+        grid: (blocks(out_h * nn, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(src),
+            KArg::I32(i32_of(stride)),
+            KArg::I32(i32_of(fw)),
+            KArg::Ptr(taps),
+            KArg::I32(i32_of(out_h)),
+            KArg::Ptr(rows),
+            KArg::I32(i32_of(nn)),
+            KArg::Ptr(needed),
+            KArg::Ptr(vert),
+        ],
+        metric: "speed_chroma",
+    }
+}
+
+/// `speed_filter_h`: `vert` holds `out_h * nn` floats, `taps` `fw` floats, `cols` `out_w * fw`
+/// positions (below `nn`); `dst` receives `out_w * out_h` floats.
+pub(crate) fn launch_speed_filter_h(
+    (vert, nn): (Region, usize),
+    (taps, fw): (Region, usize),
+    (out_w, out_h): (usize, usize),
+    cols: Region,
+    dst: Region,
+) -> Launch {
+    assert!(fw > 0 && out_w > 0 && out_h > 0 && nn > 0);
+    need(vert, 4 * out_h * nn, "speed_filter_h vert");
+    need(taps, 4 * fw, "speed_filter_h taps");
+    need(cols, 4 * out_w * fw, "speed_filter_h cols");
+    need(dst, 4 * out_w * out_h, "speed_filter_h dst");
+    Launch {
+        kernel: Kernel::SpeedFilterH,
+        grid: (blocks(out_w * out_h, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(vert),
+            KArg::I32(i32_of(nn)),
+            KArg::I32(i32_of(fw)),
+            KArg::Ptr(taps),
+            KArg::I32(i32_of(out_w)),
+            KArg::I32(i32_of(out_h)),
+            KArg::Ptr(cols),
+            KArg::Ptr(dst),
+        ],
+        metric: "speed_chroma",
+    }
+}
+
+/// `speed_local_mean`: `src` is a `w` x `h` float image, `taps` `fw` floats with `fw / 2 < w, h`
+/// (one mirror reflection stays inside); `dst` receives `w * h` floats.
+pub(crate) fn launch_speed_local_mean(
+    src: Region,
+    (w, h): (usize, usize),
+    (taps, fw): (Region, usize),
+    dst: Region,
+) -> Launch {
+    assert!(fw > 0 && fw / 2 < w && fw / 2 < h);
+    need(src, 4 * w * h, "speed_local_mean src");
+    need(taps, 4 * fw, "speed_local_mean taps");
+    need(dst, 4 * w * h, "speed_local_mean dst");
+    Launch {
+        kernel: Kernel::SpeedLocalMean,
+        grid: (blocks(w * h, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(src),
+            KArg::I32(i32_of(w)),
+            KArg::I32(i32_of(h)),
+            KArg::I32(i32_of(fw)),
+            KArg::Ptr(taps),
+            KArg::Ptr(dst),
+        ],
+        metric: "speed_chroma",
+    }
+}
+
+/// `speed_means` (`cov` `None`) or `speed_cov`: `img` is a `w` x `h` float image and the
+/// `sw` x `sh` submatrix shifted by up to 4 in each direction stays inside it (`sw + 4 <= w`,
+/// `sh + 4 <= h`); `means` receives (`speed_means`) or holds (`speed_cov`) 25 floats, `cov`
+/// receives 625 floats.
+pub(crate) fn launch_speed_stats(
+    img: Region,
+    (w, h): (usize, usize),
+    (sw, sh): (usize, usize),
+    means: Region,
+    cov: Option<Region>,
+) -> Launch {
+    assert!(sw > 0 && sh > 0 && sw + 4 <= w && sh + 4 <= h);
+    need(img, 4 * w * h, "speed_stats img");
+    need(means, 4 * 25, "speed_stats means");
+    let mut args = vec![
+        KArg::Ptr(img),
+        KArg::I32(i32_of(w)),
+        KArg::I32(i32_of(sw)),
+        KArg::I32(i32_of(sh)),
+        KArg::Ptr(means),
+    ];
+    if let Some(c) = cov {
+        need(c, 4 * 625, "speed_cov cov");
+        args.push(KArg::Ptr(c));
+    }
+    Launch {
+        kernel: if cov.is_some() {
+            Kernel::SpeedCov
+        } else {
+            Kernel::SpeedMeans
+        },
+        grid: (
+            if cov.is_some() {
+                blocks(325, BLOCK as usize)
+            } else {
+                1
+            },
+            1,
+        ),
+        args,
+        metric: "speed_chroma",
+    }
 }

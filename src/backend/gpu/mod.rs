@@ -27,4 +27,5 @@ pub mod launch;
 pub mod pipeline;
 #[doc(hidden)]
 pub mod plan;
+mod speed;
 pub(crate) mod staging;

@@ -74,7 +74,7 @@ const VALID_KERNELSCALES: [f32; 21] = [
 ];
 
 /// `speed_prescale_method` (a string option in libvmaf).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum PrescaleMethod {
     #[default]
     Nearest,
@@ -122,6 +122,27 @@ pub struct SpeedChromaParams {
     pub max_val: f64,
     /// `speed_weight_var_mode` (wvm): 0..=6; default 0.
     pub weight_var_mode: i32,
+}
+
+// `Eq` and `Hash` for the backend's `Companions`, which carries these options: they are finite
+// numbers (`validate` refuses NaN), so `==` is an equivalence; the hash adds +0.0 so that -0.0
+// and 0.0, which are equal, hash alike.
+impl Eq for SpeedChromaParams {}
+
+impl std::hash::Hash for SpeedChromaParams {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        for v in [
+            self.kernelscale,
+            self.prescale,
+            self.sigma_nn,
+            self.nn_floor,
+            self.max_val,
+        ] {
+            (v + 0.0).to_bits().hash(h);
+        }
+        self.prescale_method.hash(h);
+        self.weight_var_mode.hash(h);
+    }
 }
 
 /// speed.c `DEFAULT_SPEED_*`.
@@ -261,6 +282,60 @@ pub struct SpeedChromaScores {
     pub u: f64,
     pub v: f64,
     pub uv: f64,
+}
+
+/// One plane's statistics after `est_params`' first step, for one side (reference or
+/// distorted): the operating image (compact, after the local mean removal), the 25 means of the
+/// 5x5 shifted sub-images (float sums, in source order) and the 25x25 covariance matrix (row
+/// major; each a double sum in source order, rounded to float). This is what the GPU computes;
+/// the host finishes the score from it ([`SpeedChroma::finish`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpeedSide {
+    pub image: Vec<f32>,
+    pub means: [f32; EIB],
+    pub cov: Vec<f32>,
+}
+
+/// What a GPU needs to compute a plane's [`SpeedSide`] as the CPU does: the sizes and the
+/// tables that the host computes (the prescale's indices and weights, the filters' taps and
+/// the sampled filter's mirrored positions).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuLayout {
+    /// The plane (`width`, `height`) and its depth.
+    pub plane: (usize, usize),
+    pub bpc: u8,
+    /// The prescaled size (what the anti-alias filter reads).
+    pub scaled: (usize, usize),
+    /// The operating image (`scaled / 16`).
+    pub op: (usize, usize),
+    /// The submatrix of the means and covariances.
+    pub sub: (usize, usize),
+    /// The prescale, `None` where the filter reads the plane itself (no prescale, or a prescale
+    /// that keeps the size: libvmaf copies the frame).
+    pub prescale: Option<PrescaleTables>,
+    /// The anti-alias filter's taps.
+    pub taps: Vec<f32>,
+    /// Per kept row `a` (`op.1` of them), the source rows of its taps (`taps.len()` each).
+    pub rows: Vec<usize>,
+    /// The source columns the kept horizontal taps read, ascending.
+    pub needed: Vec<usize>,
+    /// Per kept column `b` (`op.0` of them), its taps as positions in `needed`.
+    pub cols: Vec<usize>,
+    /// The local-mean filter's taps (mirrored on the operating image).
+    pub small_taps: Vec<f32>,
+}
+
+/// A prescale as tables: per output column and per output row, `taps` source indices (mirrored)
+/// and `taps` weights, as the CPU computes them. Nearest: one index, no weight; bilinear: two
+/// indices and one weight (`dx`, `dy`); bicubic: 4 and 4; lanczos4: 9 and 9.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrescaleTables {
+    pub method: PrescaleMethod,
+    pub taps: usize,
+    pub col_index: Vec<usize>,
+    pub col_weight: Vec<f32>,
+    pub row_index: Vec<usize>,
+    pub row_weight: Vec<f32>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -683,6 +758,119 @@ impl Prescaler {
     }
 }
 
+/// One axis of a prescale as [`PrescaleTables`] lays it out: per output position its source
+/// indices and weights, or the error the CPU's prescale meets there.
+type Axis = Vec<Result<(Vec<usize>, Vec<f32>)>>;
+
+fn prescale_axis(method: PrescaleMethod, src: usize, dst: usize) -> Axis {
+    let ratio = src as f32 / dst as f32;
+    (0..dst)
+        .map(|c| -> Result<(Vec<usize>, Vec<f32>)> {
+            match method {
+                PrescaleMethod::Nearest => Ok((vec![(c as f32 * ratio) as i32 as usize], vec![])),
+                PrescaleMethod::Bilinear => {
+                    let p = src_pos(c, ratio);
+                    let i1 = mirrored_index((p as f64).floor() as f32, src)?;
+                    let i2 = mirrored_index((p as f64).ceil() as f32, src)?;
+                    Ok((vec![i1, i2], vec![p - i1 as i32 as f32]))
+                }
+                PrescaleMethod::Bicubic | PrescaleMethod::Lanczos4 => {
+                    let p = src_pos(c, ratio);
+                    let p0 = (p as f64).floor() as i32;
+                    let dp = p - p0 as f32;
+                    let a: i32 = if method == PrescaleMethod::Bicubic {
+                        1
+                    } else {
+                        4
+                    };
+                    let hi = if method == PrescaleMethod::Bicubic {
+                        2
+                    } else {
+                        4
+                    };
+                    let (mut idx, mut w) = (Vec::new(), Vec::new());
+                    for i in -a..=hi {
+                        w.push(if method == PrescaleMethod::Bicubic {
+                            bicubic_kernel(i as f32 - dp)
+                        } else {
+                            lanczos4_kernel(i as f32 - dp, 4.0)
+                        });
+                        idx.push(mirrored_index((p0 + i) as f32, src)?);
+                    }
+                    Ok((idx, w))
+                }
+            }
+        })
+        .collect()
+}
+
+/// The prescale of a `sw` x `sh` image to `dw` x `dh` as tables ([`PrescaleTables`]), or the
+/// error the CPU's prescale meets first in its order (the tables of a frame are the same
+/// every frame, so is that error).
+fn prescale_tables(
+    method: PrescaleMethod,
+    (sw, sh): (usize, usize),
+    (dw, dh): (usize, usize),
+) -> Result<PrescaleTables> {
+    let cols = prescale_axis(method, sw, dw);
+    let rows = prescale_axis(method, sh, dh);
+    let first_err = |a: &Axis| a.iter().find_map(|r| r.as_ref().err().cloned());
+    let ok = |a: Axis| -> (Vec<usize>, Vec<f32>) {
+        let (mut i, mut w) = (Vec::new(), Vec::new());
+        for (ii, ww) in a.into_iter().flatten() {
+            i.extend(ii);
+            w.extend(ww);
+        }
+        (i, w)
+    };
+    if method == PrescaleMethod::Nearest {
+        // Prescaler::apply reads (rx, ry) row by row and fails at the first one outside.
+        let c: Vec<usize> = cols.iter().flatten().map(|(i, _)| i[0]).collect();
+        let r: Vec<usize> = rows.iter().flatten().map(|(i, _)| i[0]).collect();
+        let outside = |rx: usize, ry: usize| rx >= sw || ry >= sh;
+        let bad = if outside(c[0], r[0]) {
+            Some((c[0], r[0]))
+        } else if let Some(&rx) = c.iter().find(|&&rx| outside(rx, r[0])) {
+            Some((rx, r[0]))
+        } else {
+            r.iter()
+                .find(|&&ry| outside(c[0], ry))
+                .map(|&ry| (c[0], ry))
+        };
+        if let Some((rx, ry)) = bad {
+            return Err(Error::Unsupported {
+                metric: "speed",
+                reason: format!("nearest prescale reads ({rx}, {ry}) outside"),
+            });
+        }
+    } else {
+        // The CPU: (bilinear: the columns at construction) the first row's taps, every
+        // column's, then each further row's.
+        if let Some(Err(e)) = rows.first() {
+            return Err(e.clone());
+        }
+        if let Some(e) = first_err(&cols).or_else(|| first_err(&rows)) {
+            return Err(e);
+        }
+    }
+    let taps = match method {
+        PrescaleMethod::Nearest => 1,
+        PrescaleMethod::Bilinear => 2,
+        PrescaleMethod::Bicubic => 4,
+        PrescaleMethod::Lanczos4 => 9,
+    };
+    let (col_index, col_weight) = ok(cols);
+    let (row_index, row_weight) = ok(rows);
+    Ok(PrescaleTables {
+        method,
+        taps,
+        col_index,
+        col_weight,
+        row_index,
+        row_weight,
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // Dense linear algebra on the 25x25 covariance matrix (speed.c), float throughout
 
@@ -770,6 +958,8 @@ struct Core {
     dims: Dims,
     /// `None` when the prescale is off (within 1e-3 of 1).
     prescaler: Option<Prescaler>,
+    /// `speed_prescale_method` (for the GPU's tables).
+    method: PrescaleMethod,
     antialias: SampledFilter,
     small_taps: Vec<f32>,
     sigma_nn: f32,
@@ -831,11 +1021,39 @@ impl Core {
             metric,
             dims,
             prescaler,
+            method,
             antialias,
             small_taps,
             sigma_nn: sigma_nn as f32,
             nn_floor: nn_floor as f32,
             weight_var_mode,
+        })
+    }
+
+    /// [`GpuLayout`] of this geometry at depth `bpc`.
+    fn gpu_layout(&self, bpc: u8) -> Result<GpuLayout> {
+        let d = &self.dims;
+        let prescale = match &self.prescaler {
+            None | Some(Prescaler::Identity) => None,
+            Some(_) => Some(prescale_tables(
+                self.method,
+                (d.orig_w, d.orig_h),
+                (d.scaled_w, d.scaled_h),
+            )?),
+        };
+        let f = &self.antialias;
+        Ok(GpuLayout {
+            plane: (d.orig_w, d.orig_h),
+            bpc,
+            scaled: (d.scaled_w, d.scaled_h),
+            op: (d.op_w, d.op_h),
+            sub: (d.sub_w, d.sub_h),
+            prescale,
+            taps: f.taps.clone(),
+            rows: f.rows.clone(),
+            needed: f.needed.clone(),
+            cols: f.cols.clone(),
+            small_taps: self.small_taps.clone(),
         })
     }
 
@@ -865,17 +1083,19 @@ impl Core {
         Ok(small)
     }
 
-    /// `est_params` of an operating image: the entropies and variances, and whether the side
-    /// was singular (`-EINVAL`).
-    fn est_params(&self, data: &[f32]) -> (Est, bool) {
+    /// `est_params`' first step on an operating image (compact, `op_w` x `op_h`): the 25 means
+    /// of the shifted sub-images (float sums) and the 25x25 covariance matrix (double sums, each
+    /// rounded to float). The GPU computes the same ([`SpeedSide`]).
+    fn side(&self, data: Vec<f32>) -> SpeedSide {
         let d = &self.dims;
         let stride = d.op_w;
         let (sw, sh) = (d.sub_w, d.sub_h);
         let count = sw * sh;
 
-        // Step 1: the 25 means (float sums) and the covariance matrix (double sums).
+        // The 25 means (float sums) and the covariance matrix (double sums).
+        let mut means = [0.0f32; EIB];
         let mut centered: Vec<Vec<f64>> = Vec::with_capacity(EIB);
-        for k in 0..EIB {
+        for (k, m) in means.iter_mut().enumerate() {
             let (r0, c0) = (k / BLOCK, k % BLOCK);
             let mut sum = 0.0f32;
             for i in 0..sh {
@@ -883,7 +1103,8 @@ impl Core {
                     sum += v;
                 }
             }
-            let mean = (sum / count as f32) as f64;
+            *m = sum / count as f32;
+            let mean = *m as f64;
             let mut c = Vec::with_capacity(count);
             for i in 0..sh {
                 for &v in &data[(r0 + i) * stride + c0..(r0 + i) * stride + c0 + sw] {
@@ -931,10 +1152,24 @@ impl Core {
                 y += 1;
             }
         }
-        drop(centered);
+        SpeedSide {
+            image: data,
+            means,
+            cov,
+        }
+    }
+
+    /// The rest of `est_params` (the host's part on every route): from a side's operating image
+    /// and covariance matrix, the entropies and variances, and whether the side was singular
+    /// (`-EINVAL`).
+    fn est_params(&self, side: &SpeedSide) -> (Est, bool) {
+        let d = &self.dims;
+        let stride = d.op_w;
+        let data = &side.image[..];
+        let cov = &side.cov[..];
 
         // Step 2: eigenvalues.
-        let eig = eigenvalues(&cov, EIB);
+        let eig = eigenvalues(cov, EIB);
 
         // Step 3: the independent term Y (EIB x nb): row = position in the block, column =
         // block index.
@@ -953,7 +1188,7 @@ impl Core {
         #[allow(clippy::neg_cmp_op_on_partial_ord)]
         let regular = eig.iter().all(|&e| !((e as f64) < EIGENVALUE_EPS));
         let solution = if regular {
-            solve_linear_system(&cov, EIB, &y, nb)
+            solve_linear_system(cov, EIB, &y, nb)
         } else {
             None
         };
@@ -1037,14 +1272,40 @@ impl Core {
 
     /// `speed_extract_score`: the score and whether either side was singular.
     fn extract(&self, r: &[f32], d: &[f32]) -> Result<(f32, bool)> {
-        let (re, err_r) = self.est_params(&self.filter_and_downscale(r)?);
-        let (de, err_d) = self.est_params(&self.filter_and_downscale(d)?);
+        let rs = self.side(self.filter_and_downscale(r)?);
+        let ds = self.side(self.filter_and_downscale(d)?);
+        self.check_side(&rs)?;
+        self.check_side(&ds)?;
+        Ok(self.score_of(&rs, &ds))
+    }
+
+    /// `speed_extract_score` from the two sides' statistics (the shared tail of the CPU and
+    /// GPU routes).
+    fn score_of(&self, r: &SpeedSide, d: &SpeedSide) -> (f32, bool) {
+        let (re, err_r) = self.est_params(r);
+        let (de, err_d) = self.est_params(d);
         let score = if err_r != err_d {
             0.0
         } else {
             self.speed_score(&re, &de, self.weight_var_mode)
         };
-        Ok((score, err_r || err_d))
+        (score, err_r || err_d)
+    }
+
+    /// That a side has the sizes of this geometry (statistics from elsewhere, e.g. a GPU).
+    fn check_side(&self, s: &SpeedSide) -> Result<()> {
+        let d = &self.dims;
+        if s.image.len() != d.op_w * d.op_h || s.cov.len() != EIB * EIB {
+            return Err(Error::Backend(format!(
+                "{}: statistics of {} samples and {} covariances, expected {} and {}",
+                self.metric,
+                s.image.len(),
+                s.cov.len(),
+                d.op_w * d.op_h,
+                EIB * EIB
+            )));
+        }
+        Ok(())
     }
 
     /// `picture_copy(..., -128, bpc, ...)`: the plane as a compact float image. The plane must be
@@ -1142,15 +1403,41 @@ impl SpeedChroma {
         dis_u: &Plane<'_>,
         dis_v: &Plane<'_>,
     ) -> Result<SpeedChromaScores> {
+        let sides = self.sides(ref_u, ref_v, dis_u, dis_v)?;
+        self.finish(&sides)
+    }
+
+    /// The per-plane statistics of one frame ([`SpeedSide`]: what the GPU computes), in the
+    /// order reference U, distorted U, reference V, distorted V. Each plane must be exactly the
+    /// size of construction.
+    pub fn sides(
+        &self,
+        ref_u: &Plane<'_>,
+        ref_v: &Plane<'_>,
+        dis_u: &Plane<'_>,
+        dis_v: &Plane<'_>,
+    ) -> Result<[SpeedSide; 4]> {
         let c = &self.core;
-        let (u, err_u) = c.extract(
-            &c.to_float(ref_u, self.bpc, "reference U")?,
-            &c.to_float(dis_u, self.bpc, "distorted U")?,
-        )?;
-        let (v, err_v) = c.extract(
-            &c.to_float(ref_v, self.bpc, "reference V")?,
-            &c.to_float(dis_v, self.bpc, "distorted V")?,
-        )?;
+        let side = |p: &Plane<'_>, what: &str| -> Result<SpeedSide> {
+            Ok(c.side(c.filter_and_downscale(&c.to_float(p, self.bpc, what)?)?))
+        };
+        Ok([
+            side(ref_u, "reference U")?,
+            side(dis_u, "distorted U")?,
+            side(ref_v, "reference V")?,
+            side(dis_v, "distorted V")?,
+        ])
+    }
+
+    /// The scores from the four sides' statistics (reference U, distorted U, reference V,
+    /// distorted V): eigenvalues, QR, entropies and the score, the host's part on every route.
+    pub fn finish(&self, sides: &[SpeedSide; 4]) -> Result<SpeedChromaScores> {
+        let c = &self.core;
+        for s in sides {
+            c.check_side(s)?;
+        }
+        let (u, err_u) = c.score_of(&sides[0], &sides[1]);
+        let (v, err_v) = c.score_of(&sides[2], &sides[3]);
         // One singular channel: uv takes the other one's score.
         let uv = if err_u && !err_v {
             v
@@ -1164,6 +1451,12 @@ impl SpeedChroma {
             v: min_c(v, self.max_val),
             uv: min_c(uv, self.max_val),
         })
+    }
+
+    /// What a GPU needs to compute [`SpeedChroma::sides`]: the sizes and the host-computed
+    /// tables ([`GpuLayout`]).
+    pub fn gpu_layout(&self) -> Result<GpuLayout> {
+        self.core.gpu_layout(self.bpc)
     }
 }
 
