@@ -113,7 +113,7 @@ else
   echo "check-kernels-hip: gfx90a IR: $(grep -cE '= (fadd|fsub|fmul|fdiv) ' "$tmp/gfx90a.ll") FP operations, none contracted or fast-math"
 fi
 
-# 5. The companion kernels (src/backend/gpu/companion_plan.rs SOURCE): every entry point in each
+# 5. The companion kernels (src/backend/gpu/companion_plan.rs SOURCE, CAMBI and SpEED chroma included): every entry point in each
 # code object, LDS within 64 KiB (psnr_hvs_blocks and ciede_pixels keep per-thread arrays and
 # libm state in scratch, which is allowed here), and no contraction in the IR. The device libm
 # brings its own fused operations: its correctly rounded double sqrt (psnr_hvs, ssim) is a Newton
@@ -123,9 +123,11 @@ fi
 # without ciede.cu.
 csrc="$tmp/companions.hip"
 cnofma="$tmp/companions-nociede.hip"
-for f in compat.h psnr.cu ssim.cu psnr_hvs.cu ciede.cu; do cat "kernels/$f"; echo; done >"$csrc"
-for f in compat.h psnr.cu ssim.cu psnr_hvs.cu; do cat "kernels/$f"; echo; done >"$cnofma"
-ckernels="psnr_sse ssim_load ssim_decimate_lpf ssim_hconv ssim_terms psnr_hvs_blocks ciede_pixels"
+for f in compat.h psnr.cu ssim.cu psnr_hvs.cu ciede.cu cambi.cu speed.cu; do cat "kernels/$f"; echo; done >"$csrc"
+for f in compat.h psnr.cu ssim.cu psnr_hvs.cu cambi.cu speed.cu; do cat "kernels/$f"; echo; done >"$cnofma"
+ckernels="psnr_sse ssim_load ssim_decimate_lpf ssim_hconv ssim_terms psnr_hvs_blocks ciede_pixels
+  cambi_pre cambi_dither cambi_mask cambi_decimate_u16 cambi_decimate_u8 cambi_mode cambi_cvalues
+  speed_load speed_prescale speed_filter_v speed_filter_h speed_local_mean speed_means speed_cov"
 for a in $archs; do
   cobj="$tmp/comp-$a.o" cco="$tmp/comp-$a.co"
   if ! hipcc "${flags[@]}" --offload-arch="$a" -c "$csrc" -o "$cobj" 2>"$tmp/comp-$a.log"; then
@@ -148,7 +150,7 @@ for a in $archs; do
     echo "check-kernels-hip: companions $a: LDS $clds bytes (max 65536)" >&2
     fail=1
   fi
-  echo "check-kernels-hip: companions $a ($ctarget): 7 kernels, LDS <= $clds bytes"
+  echo "check-kernels-hip: companions $a ($ctarget): $(wc -w <<<"$ckernels") kernels, LDS <= $clds bytes"
 done
 hipcc "${flags[@]}" --offload-arch=gfx90a -emit-llvm -S "$csrc" -o "$tmp/comp.ll" 2>/dev/null
 hipcc "${flags[@]}" --offload-arch=gfx90a -emit-llvm -S "$cnofma" -o "$tmp/comp-nociede.ll" 2>/dev/null

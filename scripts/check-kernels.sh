@@ -22,6 +22,6 @@ fi
 echo "check-kernels: NVRTC from $lib"
 LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" VMAFGPU_REQUIRE_NVRTC=1 \
   cargo test --test cuda_parity "$@" -- kernels_compile_with_nvrtc --nocapture
-# The companion kernels (kernels/psnr.cu, ssim.cu, psnr_hvs.cu, ciede.cu), their own text.
+# The companion kernels (kernels/psnr.cu, ssim.cu, psnr_hvs.cu, ciede.cu, cambi.cu, speed.cu), their own text.
 LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" VMAFGPU_REQUIRE_NVRTC=1 \
   cargo test --test companion_parity "$@" -- companion_kernels_compile_with_nvrtc --nocapture
