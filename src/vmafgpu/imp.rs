@@ -46,6 +46,8 @@ struct Geometry {
     format: gst_video::VideoFormat,
 }
 
+mod negotiation;
+
 impl Geometry {
     fn of(info: &gst_video::VideoInfo) -> Self {
         Geometry {
@@ -939,34 +941,6 @@ impl VmafGpu {
 }
 
 impl VmafGpu {
-    /// Offer the pinned pool in `query` (where the engine's route uses it); whether it did.
-    fn propose_pinned(
-        &self,
-        pad: &gst_base::AggregatorPad,
-        query: &mut gst::query::Allocation,
-    ) -> bool {
-        let allocator = {
-            let guard = self.state.lock().unwrap();
-            match guard.as_ref().and_then(|s| s.pinned.clone()) {
-                Some(a) => a,
-                None => return false,
-            }
-        };
-        match input::propose_pinned(&allocator, query) {
-            Ok(true) => {
-                gst::debug!(CAT, obj = pad, "offered a pool of pinned buffers");
-                true
-            }
-            Ok(false) => false,
-            Err(e) => {
-                gst::warning!(CAT, obj = pad, "no pinned buffer pool: {e}");
-                false
-            }
-        }
-    }
-}
-
-impl VmafGpu {
     /// start() with the settings taken: engine, checks, report target, state.
     fn start_with(&self, settings: Settings) -> Result<(), gst::ErrorMessage> {
         let cfg = self.build_config(&settings)?;
@@ -1447,46 +1421,7 @@ impl AggregatorImpl for VmafGpu {
             return true;
         }
         match query.view_mut() {
-            QueryViewMut::Caps(q) => {
-                let templ = pad.pad_template_caps();
-                let mut caps = if is_ref {
-                    templ.clone()
-                } else {
-                    // the distorted frames go downstream: what downstream takes
-                    self.obj().src_pad().peer_query_caps(Some(&templ))
-                };
-                // Steer upstream converters to the other pad's size and format (its latest
-                // caps: negotiation looks ahead of the frames still queued): before the first
-                // pair (a distorted video scaled to the reference's size), and where the other
-                // pad has moved on from the size being scored (this pad follows it). Not while
-                // the other pad is still at that size: this pad may be the first of a change
-                // on both, whose new size must pass (pinned to the other's old size, a
-                // converter that cannot scale fails, one that can scales back to the old size).
-                let other_pad = if is_ref {
-                    &self.dist_pad
-                } else {
-                    &self.ref_pad
-                };
-                let other = other_pad
-                    .current_caps()
-                    .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok());
-                let scoring = self.state.lock().unwrap().as_ref().and_then(|s| s.geometry);
-                let pin = other.filter(|info| scoring.is_none_or(|g| Geometry::of(info) != g));
-                if let Some(info) = pin {
-                    let want = gst_video::VideoCapsBuilder::new()
-                        .format(info.format())
-                        .width(info.width() as i32)
-                        .height(info.height() as i32)
-                        .build();
-                    caps = caps.intersect(&want);
-                }
-                if let Some(filter) = q.filter() {
-                    caps = filter.intersect_with_mode(&caps, gst::CapsIntersectMode::First);
-                }
-                gst::debug!(CAT, obj = pad, "caps query: {caps}");
-                q.set_result(&caps);
-                true
-            }
+            QueryViewMut::Caps(q) => self.answer_caps(pad, is_ref, q),
             QueryViewMut::AcceptCaps(q) => {
                 // the template only: a size or format mismatch with the other pad gets our
                 // own error naming both caps instead of a bare not-negotiated
