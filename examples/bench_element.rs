@@ -3,7 +3,7 @@
 //!   cargo run --release --example bench_element -- [--backend cpu|cuda|auto]... \
 //!       [--memory pinned|pageable|both] [--distinct N] [--latency-frames N] [--rate FPS] \
 //!       [--metric psnr|ssim|ms-ssim|ciede|psnr-hvs|cambi|speed-chroma]... [--all-metrics] \
-//!       [--model NAME] [--gray | --nv12] \
+//!       [--model NAME] [--gray | --nv12] [--channels N] \
 //!       [WxH:BPC:FRAMES ...]
 //!
 //! Default: backend cuda, memory both, sizes 1920x1080:8:3000 and 3840x2160:10:600 (I420 and
@@ -29,6 +29,9 @@
 //! the pair to its `frame` message on the bus (sync handler). Motion needs the next frame, so a
 //! frame's message can only come after the next pair: the figure that matters is the time from
 //! pushing pair i+1 to the message of frame i ("after next push"), reported beside the total.
+//! `--channels N` runs N such live pipelines at once in this process (one thread each, as an
+//! application monitoring N live streams on one GPU); the latency columns are then over all
+//! channels' frames, and a line gives each channel's median.
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -66,6 +69,8 @@ struct Opts {
     nv12: bool,
     metrics: Vec<String>,
     cases: Vec<Case>,
+    /// Live pipelines at once in the latency run.
+    channels: usize,
 }
 
 fn parse() -> Opts {
@@ -79,6 +84,7 @@ fn parse() -> Opts {
         nv12: false,
         metrics: Vec::new(),
         cases: Vec::new(),
+        channels: 1,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -98,6 +104,7 @@ fn parse() -> Opts {
             "--rate" => o.rate = val().parse().expect("--rate FPS"),
             "--gray" => o.gray = true,
             "--nv12" => o.nv12 = true,
+            "--channels" => o.channels = val().parse().expect("--channels N"),
             "--metric" => o.metrics.push(val()),
             "--model" => {
                 let _ = MODEL.set(val());
@@ -476,6 +483,58 @@ fn pct(v: &[f64], p: f64) -> f64 {
     s[((s.len() - 1) as f64 * p).round() as usize]
 }
 
+/// The latency run on `o.channels` live pipelines at once (one thread each); their frames'
+/// latencies together, and each channel's median after the next push printed.
+fn live_channels(
+    element: (&str, &[String]),
+    memory: Memory,
+    c: &Case,
+    info: &gst_video::VideoInfo,
+    luma: &[(Vec<u16>, Vec<u16>)],
+    o: &Opts,
+) -> Result<Run, String> {
+    let one = || {
+        run(
+            element,
+            memory,
+            c,
+            info,
+            luma,
+            o.latency_frames,
+            Some(o.rate),
+        )
+    };
+    if o.channels <= 1 {
+        return one();
+    }
+    let runs: Vec<Result<Run, String>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..o.channels).map(|_| s.spawn(one)).collect();
+        hs.into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a channel panicked".into()))
+            })
+            .collect()
+    });
+    let runs = runs.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let medians: Vec<String> = runs
+        .iter()
+        .map(|r| format!("{:.2}", pct(&r.after_next, 0.5)))
+        .collect();
+    eprintln!(
+        "  {} live channels at once, after next push median per channel (ms): {}",
+        o.channels,
+        medians.join(", ")
+    );
+    let mut all = runs.into_iter();
+    let mut first = all.next().expect("at least two channels");
+    for r in all {
+        first.latency.extend(r.latency);
+        first.after_next.extend(r.after_next);
+    }
+    Ok(first)
+}
+
 fn main() {
     let o = parse();
     gst::init().expect("gst init");
@@ -543,16 +602,7 @@ fn main() {
                     }
                 }
                 let lat = if o.latency_frames > 1 {
-                    run(
-                        element,
-                        memory,
-                        c,
-                        &info,
-                        &luma,
-                        o.latency_frames,
-                        Some(o.rate),
-                    )
-                    .map(Some)
+                    live_channels(element, memory, c, &info, &luma, &o).map(Some)
                 } else {
                     Ok(None)
                 };
