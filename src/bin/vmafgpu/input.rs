@@ -1,13 +1,16 @@
 //! The two inputs: raw `.yuv` (geometry from `-w -h -p -b`) and `.y4m` (geometry from its
 //! header), read by a thread of ours into `appsrc` (one `read` per frame straight into the
 //! buffer, which comes from the element's own pool when it offers one: the pinned pool with CUDA),
-//! and anything else through `decodebin`.
+//! and anything else through `decodebin`, with NVIDIA's decoders first when the scores are
+//! computed on CUDA ([`choose_decoders`]).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use gst::glib;
 use gst::prelude::*;
 use gst_video::prelude::*;
 
@@ -235,6 +238,103 @@ pub fn probe(path: &str, a: &Args) -> Result<Input, String> {
     })
 }
 
+/// NVIDIA's hardware decoders (GStreamer's nvcodec plugin), which decodebin prefers when the
+/// scores are computed with CUDA. nvcodec registers them only where a CUDA device with NVDEC
+/// exists, and each advertises the profiles and sizes its device decodes: a file they cannot
+/// take goes to GStreamer's other decoders.
+pub const NVIDIA_DECODERS: [&str; 5] = ["nvh264dec", "nvh265dec", "nvvp9dec", "nvav1dec", "nvvp8dec"];
+
+/// What decoded frames reach the element as: system memory (the element maps buffers on the
+/// host). `video/x-raw(memory:CUDAMemory)` once the element takes CUDA memory.
+pub const DECODED_CAPS: &str = "video/x-raw";
+
+/// Which decoders decodebin uses for files GStreamer decodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decoders {
+    /// `--backend cpu` or `hip`: never NVIDIA's (skipped in decodebin).
+    Software,
+    /// `--backend cuda` or `auto` with these NVIDIA decoders present: ranked above the others.
+    Nvidia(Vec<&'static str>),
+    /// `--backend cuda` or `auto` without any NVIDIA decoder (no nvcodec plugin, or no CUDA
+    /// device with NVDEC): GStreamer's default decoders.
+    Fallback,
+}
+
+impl Decoders {
+    /// The `--verbose` line saying the choice.
+    pub fn describe(&self, backend: &str) -> String {
+        match self {
+            Decoders::Software => {
+                format!("decoders: GStreamer's software decoders (backend {backend}; NVIDIA's skipped)")
+            }
+            Decoders::Nvidia(names) => format!(
+                "decoders: NVIDIA first where the codec allows ({}; backend {backend}), frames \
+                 to the element as {DECODED_CAPS}",
+                names.join(", ")
+            ),
+            Decoders::Fallback => format!(
+                "decoders: no NVIDIA decoder here (none of {} registered: no nvcodec plugin or \
+                 no CUDA device with NVDEC), GStreamer's default decoders (backend {backend})",
+                NVIDIA_DECODERS.join(", ")
+            ),
+        }
+    }
+}
+
+/// The decoders for `backend` (`--backend`, None: auto), `present` telling which factories
+/// exist.
+pub fn choose_decoders(backend: Option<&str>, present: impl Fn(&str) -> bool) -> Decoders {
+    match backend.unwrap_or("auto") {
+        "cuda" | "auto" => {
+            let found: Vec<&'static str> = NVIDIA_DECODERS
+                .iter()
+                .copied()
+                .filter(|n| present(n))
+                .collect();
+            if found.is_empty() {
+                Decoders::Fallback
+            } else {
+                Decoders::Nvidia(found)
+            }
+        }
+        _ => Decoders::Software,
+    }
+}
+
+/// The choice for this process's GStreamer registry; with NVIDIA decoders present and chosen,
+/// their ranks are raised above GStreamer's software decoders (PRIMARY) for decodebin.
+pub fn decoders(backend: Option<&str>) -> Decoders {
+    let registry = gst::Registry::get();
+    let choice = choose_decoders(backend, |n| {
+        registry.find_feature(n, gst::ElementFactory::static_type()).is_some()
+    });
+    if let Decoders::Nvidia(names) = &choice {
+        for n in names {
+            if let Some(f) = registry.find_feature(n, gst::ElementFactory::static_type()) {
+                f.set_rank(gst::Rank::PRIMARY + 1);
+            }
+        }
+    }
+    choice
+}
+
+/// `decodebin` skipping NVIDIA's decoders when `skip` (ranks are the process's; this is the
+/// decodebin's own).
+fn decodebin(skip_nvidia: bool) -> Result<gst::Element, String> {
+    let decode = make("decodebin")?;
+    if skip_nvidia {
+        decode.connect("autoplug-select", false, |values| {
+            let factory = values.get(3)?.get::<gst::ElementFactory>().ok()?;
+            // GstAutoplugSelectResult: 0 try, 2 skip
+            let ty = glib::Type::from_name("GstAutoplugSelectResult")?;
+            let class = glib::EnumClass::with_type(ty)?;
+            let skip = NVIDIA_DECODERS.contains(&factory.name().as_str());
+            class.to_value(if skip { 2 } else { 0 })
+        });
+    }
+    Ok(decode)
+}
+
 pub fn make(factory: &str) -> Result<gst::Element, String> {
     gst::ElementFactory::make(factory)
         .build()
@@ -249,13 +349,17 @@ pub struct Range {
 }
 
 /// Add `input`'s source to `pipeline`, its frames going into `entry`. Raw and y4m files get a
-/// reader thread (returned, to join), decoded files a decodebin (frames counted by a probe).
+/// reader thread (returned, to join), decoded files a decodebin (frames counted by a probe)
+/// with `decoders`, then [`DECODED_CAPS`], then (`convert`) a videoconvert: NVIDIA's decoders
+/// give NV12 and P010, which the element does not all take.
 pub fn add_source(
     pipeline: &gst::Pipeline,
     input: &Input,
     range: Range,
     entry: &gst::Pad,
     stop: &Arc<AtomicBool>,
+    decoders: &Decoders,
+    convert: bool,
 ) -> Result<Option<std::thread::JoinHandle<()>>, String> {
     let err = |e: &dyn std::fmt::Debug| format!("{}: {e:?}", input.path);
     match input.kind {
@@ -273,11 +377,31 @@ pub fn add_source(
         Kind::Decoded => {
             let src = make("filesrc")?;
             src.set_property("location", &input.path);
-            let decode = make("decodebin")?;
-            pipeline.add_many([&src, &decode]).map_err(|e| err(&e))?;
+            let decode = decodebin(*decoders == Decoders::Software)?;
+            let filter = make("capsfilter")?;
+            filter.set_property(
+                "caps",
+                gst::Caps::from_str(DECODED_CAPS).map_err(|e| err(&e))?,
+            );
+            pipeline
+                .add_many([&src, &decode, &filter])
+                .map_err(|e| err(&e))?;
             src.link(&decode).map_err(|e| err(&e))?;
+            let out = filter.static_pad("src").expect("capsfilter has src");
+            if convert {
+                let conv = make("videoconvert")?;
+                conv.set_property_from_str("dither", "none");
+                pipeline.add(&conv).map_err(|e| err(&e))?;
+                filter.link(&conv).map_err(|e| err(&e))?;
+                conv.static_pad("src")
+                    .expect("videoconvert has src")
+                    .link(entry)
+                    .map_err(|e| err(&e))?;
+            } else {
+                out.link(entry).map_err(|e| err(&e))?;
+            }
             let name = input.path.clone();
-            let target = entry.clone();
+            let target = filter.static_pad("sink").expect("capsfilter has sink");
             decode.connect_pad_added(move |_, pad| {
                 let is_video = pad
                     .current_caps()
@@ -585,6 +709,47 @@ mod tests {
         assert!(parse_y4m_header("YUV4MPEG2 W64 H64 Cmono\n").is_err());
         assert!(parse_y4m_header("YUV4MPEG2 W64 H64 It\n").is_err());
         assert!(parse_y4m_header("YUV4MPEG W64 H64\n").is_err());
+    }
+
+    /// NVIDIA's decoders for cuda and auto where present, never for cpu or hip, and the
+    /// fallback (with its line) where none is present, as in CI.
+    #[test]
+    fn decoder_choice() {
+        let none = |_: &str| false;
+        let some = |n: &str| n == "nvh264dec" || n == "nvav1dec";
+        for b in [Some("cuda"), Some("auto"), None] {
+            assert_eq!(choose_decoders(b, none), Decoders::Fallback);
+            assert_eq!(
+                choose_decoders(b, some),
+                Decoders::Nvidia(vec!["nvh264dec", "nvav1dec"])
+            );
+        }
+        for b in ["cpu", "hip"] {
+            assert_eq!(choose_decoders(Some(b), some), Decoders::Software);
+            assert_eq!(choose_decoders(Some(b), none), Decoders::Software);
+        }
+        assert!(Decoders::Fallback.describe("cuda").contains("no NVIDIA decoder"));
+        assert!(
+            Decoders::Nvidia(vec!["nvh264dec"])
+                .describe("cuda")
+                .contains("nvh264dec")
+        );
+        // this machine's registry: the choice names only factories that exist
+        gst::init().unwrap();
+        match decoders(Some("cuda")) {
+            Decoders::Nvidia(names) => {
+                for n in names {
+                    let f = gst::ElementFactory::find(n).unwrap();
+                    assert_eq!(f.rank(), gst::Rank::PRIMARY + 1);
+                }
+            }
+            d => assert_eq!(d, Decoders::Fallback),
+        }
+        assert_eq!(decoders(Some("cpu")), Decoders::Software);
+        // the caps are a valid system-memory caps (switching to CUDA memory: this string)
+        let caps = gst::Caps::from_str(DECODED_CAPS).unwrap();
+        assert_eq!(caps.structure(0).unwrap().name(), "video/x-raw");
+        assert!(caps.features(0).unwrap().contains("memory:SystemMemory"));
     }
 
     #[test]
