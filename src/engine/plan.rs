@@ -9,8 +9,8 @@ use crate::features::adm::AdmParams;
 use crate::features::motion::MotionParams;
 use crate::features::vif::VifParams;
 use crate::model::{
-    AdmOptions, Extractor, ExtractorOptions, FeatureOverload, Model, MotionOptions,
-    PredictOptions, VifOptions, alias,
+    AdmOptions, Extractor, ExtractorOptions, FeatureOverload, Model, MotionOptions, PredictOptions,
+    VifOptions, alias,
 };
 
 /// Where a model input's value comes from.
@@ -308,10 +308,11 @@ impl Plan {
             (extras.speed_chroma, Extractor::SpeedChroma),
             (extras.speed_temporal, Extractor::SpeedTemporal),
         ];
-        if let Some(p) = feature_params
-            .iter()
-            .find(|p| !standalone.iter().any(|(on, e)| *on && e.name() == p.extractor))
-        {
+        if let Some(p) = feature_params.iter().find(|p| {
+            !standalone
+                .iter()
+                .any(|(on, e)| *on && e.name() == p.extractor)
+        }) {
             return Err(Error::Model(format!(
                 "feature option {}.{}={}: {} is not a standalone metric asked for (options \
                  are taken for cambi, speed_chroma and speed_temporal when they are on; the \

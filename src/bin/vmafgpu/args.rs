@@ -807,10 +807,7 @@ mod tests {
         // libvmaf's NAME=key=value:key=value
         let a = run("-r a -d b --feature cambi=enc_bitdepth=8:enc_width=1280");
         let f = &a.features[0];
-        assert_eq!(
-            f.params(),
-            ["cambi.enc_bitdepth=8", "cambi.enc_width=1280"]
-        );
+        assert_eq!(f.params(), ["cambi.enc_bitdepth=8", "cambi.enc_width=1280"]);
         assert_eq!(f.metrics().unwrap(), ["cambi_encbd_8_encw_1280"]);
         let a = run("-r a -d b --feature speed_temporal=speed_kernelscale=2");
         assert_eq!(a.features[0].metrics().unwrap().len(), 1);

@@ -242,7 +242,8 @@ pub fn probe(path: &str, a: &Args) -> Result<Input, String> {
 /// scores are computed with CUDA. nvcodec registers them only where a CUDA device with NVDEC
 /// exists, and each advertises the profiles and sizes its device decodes: a file they cannot
 /// take goes to GStreamer's other decoders.
-pub const NVIDIA_DECODERS: [&str; 5] = ["nvh264dec", "nvh265dec", "nvvp9dec", "nvav1dec", "nvvp8dec"];
+pub const NVIDIA_DECODERS: [&str; 5] =
+    ["nvh264dec", "nvh265dec", "nvvp9dec", "nvav1dec", "nvvp8dec"];
 
 /// What decoded frames reach the element as: system memory (the element maps buffers on the
 /// host). `video/x-raw(memory:CUDAMemory)` once the element takes CUDA memory.
@@ -265,7 +266,9 @@ impl Decoders {
     pub fn describe(&self, backend: &str) -> String {
         match self {
             Decoders::Software => {
-                format!("decoders: GStreamer's software decoders (backend {backend}; NVIDIA's skipped)")
+                format!(
+                    "decoders: GStreamer's software decoders (backend {backend}; NVIDIA's skipped)"
+                )
             }
             Decoders::Nvidia(names) => format!(
                 "decoders: NVIDIA first where the codec allows ({}; backend {backend}), frames \
@@ -306,7 +309,9 @@ pub fn choose_decoders(backend: Option<&str>, present: impl Fn(&str) -> bool) ->
 pub fn decoders(backend: Option<&str>) -> Decoders {
     let registry = gst::Registry::get();
     let choice = choose_decoders(backend, |n| {
-        registry.find_feature(n, gst::ElementFactory::static_type()).is_some()
+        registry
+            .find_feature(n, gst::ElementFactory::static_type())
+            .is_some()
     });
     if let Decoders::Nvidia(names) = &choice {
         for n in names {
@@ -728,7 +733,11 @@ mod tests {
             assert_eq!(choose_decoders(Some(b), some), Decoders::Software);
             assert_eq!(choose_decoders(Some(b), none), Decoders::Software);
         }
-        assert!(Decoders::Fallback.describe("cuda").contains("no NVIDIA decoder"));
+        assert!(
+            Decoders::Fallback
+                .describe("cuda")
+                .contains("no NVIDIA decoder")
+        );
         assert!(
             Decoders::Nvidia(vec!["nvh264dec"])
                 .describe("cuda")

@@ -170,7 +170,10 @@ pub fn score_pair(a: &Args, progress: bool) -> Result<PairScores, Failure> {
     // Several: a tee per input, a queue per element.
     let entry = |pad: &str| -> Result<gst::Pad, Failure> {
         if units.len() == 1 {
-            return Ok(units[0].element.static_pad(pad).expect("vmafgpu's sink pad"));
+            return Ok(units[0]
+                .element
+                .static_pad(pad)
+                .expect("vmafgpu's sink pad"));
         }
         let tee = input::make("tee").map_err(Failure::Run)?;
         pipeline.add(&tee).map_err(|e| gst_err(&e))?;
@@ -236,8 +239,16 @@ pub fn score_pair(a: &Args, progress: bool) -> Result<PairScores, Failure> {
         (&distorted, a.frame_skip_dist, &dist_entry, false),
     ] {
         readers.extend(
-            input::add_source(&pipeline, input, range(skip), entry, &stop, &decoders, convert)
-                .map_err(Failure::Run)?,
+            input::add_source(
+                &pipeline,
+                input,
+                range(skip),
+                entry,
+                &stop,
+                &decoders,
+                convert,
+            )
+            .map_err(Failure::Run)?,
         );
     }
     if decoded {
@@ -401,7 +412,8 @@ fn score(
                 }
                 waiting[k].push_back((f.index, units[k].map.apply(f.metrics)));
                 while waiting.iter().all(|w| !w.is_empty()) {
-                    let parts: Vec<_> = waiting.iter_mut().map(|w| w.pop_front().unwrap()).collect();
+                    let parts: Vec<_> =
+                        waiting.iter_mut().map(|w| w.pop_front().unwrap()).collect();
                     let index = parts[0].0;
                     if let Some((other, _)) = parts.iter().find(|(i, _)| *i != index) {
                         return fail(format!(
