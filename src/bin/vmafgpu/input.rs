@@ -697,6 +697,29 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<bool> {
 mod tests {
     use super::*;
 
+    /// A frame larger than the reader's buffer is read in one `read` straight into the
+    /// destination (std's BufReader passes such reads through when it holds nothing): no copy
+    /// through its 64 KiB buffer, no 4 KiB steps.
+    #[test]
+    fn frames_read_in_one_call() {
+        struct Counting(Vec<usize>, usize);
+        impl Read for Counting {
+            fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+                let n = b.len().min(self.1);
+                self.0.push(b.len());
+                self.1 -= n;
+                Ok(n)
+            }
+        }
+        let frame = 1920 * 1080 * 3 / 2;
+        let mut r = BufReader::with_capacity(1 << 16, Counting(Vec::new(), 2 * frame + 10));
+        let mut buf = vec![0u8; frame];
+        assert!(read_full(&mut r, &mut buf).unwrap());
+        assert!(read_full(&mut r, &mut buf).unwrap());
+        assert!(!read_full(&mut r, &mut buf).unwrap());
+        assert_eq!(&r.get_ref().0[..2], [frame, frame]);
+    }
+
     #[test]
     fn y4m_headers() {
         let y =

@@ -131,10 +131,10 @@ pub fn score_pair(a: &Args, progress: bool) -> Result<PairScores, Failure> {
         .map(|m| crate::load_model(m).map(|x| (m, x)))
         .collect::<Result<_, _>>()?;
     let feature_names = feature_metrics(a)?;
-    phases.mark("start and models");
+    phases.mark("process start to inputs and models");
 
     crate::init_gstreamer()?;
-    phases.mark("GStreamer");
+    phases.mark("GStreamer init");
 
     let pipeline = gst::Pipeline::new();
     let gst_err =
@@ -267,7 +267,7 @@ pub fn score_pair(a: &Args, progress: bool) -> Result<PairScores, Failure> {
             }
         });
     }
-    phases.mark("pipeline");
+    phases.mark("pipeline built");
 
     if progress {
         eprintln!("VMAF version {REPORT_VERSION}");
@@ -306,7 +306,7 @@ pub fn score_pair(a: &Args, progress: bool) -> Result<PairScores, Failure> {
     for r in readers {
         let _ = r.join();
     }
-    phases.mark("teardown");
+    phases.mark("teardown (pipeline to NULL, readers joined)");
     phases.print();
     let (collected, pooled, elapsed) = result?;
 
@@ -364,7 +364,7 @@ fn score(
             crate::first_error(&bus).unwrap_or_else(|| "cannot start the pipeline".into()),
         );
     }
-    phases.mark("to playing");
+    phases.mark("to PLAYING");
     let mut progress = Progress::new(show_progress);
     let mut total = known_total;
     let mut collected = Collected::default();
@@ -395,7 +395,7 @@ fn score(
         match VmafMessage::from_message(&msg) {
             Some(Ok(VmafMessage::Frame(f))) => {
                 if first {
-                    phases.mark("first frame");
+                    phases.mark("to the first frame scored");
                     first = false;
                 }
                 last = Instant::now();
@@ -434,7 +434,7 @@ fn score(
     let scored = collected.scored;
     let elapsed = (last - started).as_secs_f64();
     phases.mark(&format!(
-        "scoring {scored} frames to EOS ({:.0} frames/s from playing to the last frame)",
+        "to EOS ({scored} frames; {:.0} frames/s from PLAYING to the last frame)",
         scored as f64 / elapsed.max(1e-9)
     ));
     Ok((collected, pooled, elapsed))
