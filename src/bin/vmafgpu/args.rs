@@ -811,14 +811,6 @@ mod tests {
         assert_eq!(f.metrics().unwrap(), ["cambi_encbd_8_encw_1280"]);
         let a = run("-r a -d b --feature speed_temporal=speed_kernelscale=2");
         assert_eq!(a.features[0].metrics().unwrap().len(), 1);
-        assert!(
-            (FeatureArg {
-                index: 5,
-                options: vec![("no_such".into(), "1".into())]
-            })
-            .metrics()
-            .is_err()
-        );
         let e = parse_str("-r a -d b --feature cambi=enc_bitdepth").unwrap_err();
         assert!(e.0.contains("bad option string \"enc_bitdepth\""), "{e}");
         let e = parse_str("-r a -d b --feature cambi --feature cambi=enc_bitdepth=8").unwrap_err();
