@@ -1005,9 +1005,12 @@ fn plot_svg_and_png() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A golden, the metrics kept of it, and their renames.
+type GoldenPart<'a> = (&'a Golden, &'a [&'a str], &'a [(&'a str, &'a str)]);
+
 /// The union of goldens (libvmaf's report of several models: one set of features, each model's
-/// score under its name): `parts` of (golden, metrics kept, renames).
-fn golden_union(parts: &[(&Golden, &[&str], &[(&str, &str)])]) -> Golden {
+/// score under its name).
+fn golden_union(parts: &[GoldenPart]) -> Golden {
     let mut out = parts[0].0.0.clone();
     let rename = |k: &str, r: &[(&str, &str)]| {
         r.iter()

@@ -332,11 +332,14 @@ pub fn score_pair(a: &Args, progress: bool) -> Result<PairScores, Failure> {
 
 type Scored = (Collected, Option<gstvmafgpu::PooledMessage>, f64);
 
+/// A frame's metrics, as one element posted them.
+type Metrics = Vec<(String, f64)>;
+
 /// The report's metrics of one frame from every element's: the first element's, then each
 /// other's not yet there (the models' scores; features two models share are one
 /// computation's, equal).
-fn join(parts: Vec<Vec<(String, f64)>>) -> Vec<(String, f64)> {
-    let mut out: Vec<(String, f64)> = Vec::new();
+fn join(parts: Vec<Metrics>) -> Metrics {
+    let mut out: Metrics = Vec::new();
     for part in parts {
         for (n, v) in part {
             if !out.iter().any(|(m, _)| *m == n) {
@@ -371,7 +374,7 @@ fn score(
     let mut pooled = None;
     let mut last = started;
     let mut first = true;
-    let mut waiting: Vec<std::collections::VecDeque<(u64, Vec<(String, f64)>)>> =
+    let mut waiting: Vec<std::collections::VecDeque<(u64, Metrics)>> =
         units.iter().map(|_| Default::default()).collect();
     for msg in bus.iter_timed(gst::ClockTime::NONE) {
         match msg.view() {
