@@ -267,6 +267,9 @@ pub fn score_pair(a: &Args, progress: bool) -> Result<PairScores, Failure> {
             }
         });
     }
+    if a.verbose && matches!(reference.kind, Kind::Raw(_)) {
+        eprintln!("raw reads: {} threads per input", input::read_threads());
+    }
     phases.mark("pipeline built");
 
     if progress {
