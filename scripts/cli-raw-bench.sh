@@ -7,8 +7,8 @@
 #
 # Makes /tmp/cli_ref.yuv and /tmp/cli_dis.yuv (20 distinct frames cycled; about 6.2 GB each,
 # kept in the page cache), warms GStreamer's registry and the kernel cache with one short run,
-# then times three whole runs and one with --verbose (its `timing:` line splits start-up,
-# scoring and teardown).
+# then times three whole runs, one with --verbose (its `timing:` line splits start-up,
+# scoring and teardown), and one per raw-reader thread count (VMAFGPU_READ_THREADS 1, 2, 4, 8).
 set -uo pipefail
 bin=${1:?usage: $0 path/to/vmafgpu [OUT_DIR] [FRAMES]}
 out=${2:-${OUT:-/tmp/cli-bench}}
@@ -48,4 +48,11 @@ for round in 1 2 3; do
   t1=$(date +%s.%N)
   python3 -c "import json; d=json.load(open('$out/cli-$round.json')); f=len(d['frames']); s=$t1-$t0; print(f'round $round: {f} frames in {s:.3f} s = {f/s:.0f} frames/s (whole process), vmaf mean', d['pooled_metrics']['vmaf']['mean'])"
 done
-"$bin" "${args[@]}" --json -o "$out/cli-verbose.json" --verbose 2>&1 | grep timing:
+"$bin" "${args[@]}" --json -o "$out/cli-verbose.json" --verbose 2>&1 | grep -E "timing:|raw reads:"
+# the raw reader's threads per input (default: a quarter of the cores, at most 4)
+for t in 1 2 4 8; do
+  t0=$(date +%s.%N)
+  VMAFGPU_READ_THREADS=$t "$bin" "${args[@]}" --json -o "$out/cli-t$t.json" || exit 1
+  t1=$(date +%s.%N)
+  python3 -c "print(f'VMAFGPU_READ_THREADS=$t: {$n/($t1-$t0):.0f} frames/s (whole process)')"
+done
