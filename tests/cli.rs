@@ -347,8 +347,8 @@ fn bbb360p10_10bit_y4m_and_frame_cnt() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `--frame_skip_ref/--frame_skip_dist` on raw files: the same report as files without those
-/// frames (made as y4m), in frame and pooled values.
+/// `--frame_skip_ref/--frame_skip_dist` on raw files (each frame read by three threads): the
+/// same report as files without those frames (made as y4m), in frame and pooled values.
 #[test]
 fn frame_skip_equals_cut_files() {
     let pair = common::CARPHONE;
@@ -385,7 +385,17 @@ fn frame_skip_equals_cut_files() {
     );
     args.push(skipped.display().to_string());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    ok(&args);
+    // raw frames read by three threads each (positioned reads past the skipped frames)
+    let out = Command::new(BIN)
+        .args(&args)
+        .env("VMAFGPU_READ_THREADS", "3")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let cut = read_json(&cut);
     assert_eq!(cut["frames"].as_array().unwrap().len(), 20);
     check_report(&read_json(&skipped), &Golden(cut), &[], None);
@@ -517,15 +527,15 @@ fn errors_have_libvmafs_statuses() {
     // no reference
     let e = fails(&["-d", &d], 1);
     assert!(e.contains("-r/--reference"), "{e}");
-    // an unknown feature, and feature options (the element has no property for them)
+    // an unknown feature, and options of a feature computed with libvmaf's defaults only
     let e = fails(&strs(&with_raw(&["--feature", "float_vif"])), 1);
     assert!(e.contains("Unknown feature \"float_vif\""), "{e}");
     let e = fails(
         &strs(&with_raw(&["--feature", "psnr=enable_chroma=false"])),
         1,
     );
-    assert!(e.contains("not supported"), "{e}");
-    // bad -m: no key=value, no version/path, two models
+    assert!(e.contains("not supported for psnr"), "{e}");
+    // bad -m: no key=value, no version/path, two models of one name
     let e = fails(&strs(&with_raw(&["-m", "vmaf_v0.6.1"])), 1);
     assert!(e.contains("Problem parsing model"), "{e}");
     let e = fails(&strs(&with_raw(&["-m", "name=x"])), 1);
@@ -535,11 +545,11 @@ fn errors_have_libvmafs_statuses() {
             "-m",
             "version=vmaf_v0.6.1",
             "-m",
-            "version=vmaf_v0.6.1neg:name=neg",
+            "version=vmaf_v0.6.1neg",
         ])),
         1,
     );
-    assert!(e.contains("one model per run"), "{e}");
+    assert!(e.contains("uniquely named"), "{e}");
     let e = fails(&strs(&with_raw(&["-p", "411"])), 1);
     assert!(
         e.contains("Invalid argument \"411\" for option -p/--pixel_format"),
@@ -1002,5 +1012,223 @@ fn plot_svg_and_png() {
     let total = px.len() / 3;
     assert!(white < total * 97 / 100, "{white} of {total} pixels white");
     assert!(red > 4 * 5 * 20, "{red} red pixels (markers)");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A golden, the metrics kept of it, and their renames.
+type GoldenPart<'a> = (&'a Golden, &'a [&'a str], &'a [(&'a str, &'a str)]);
+
+/// The union of goldens (libvmaf's report of several models: one set of features, each model's
+/// score under its name).
+fn golden_union(parts: &[GoldenPart]) -> Golden {
+    let mut out = parts[0].0.0.clone();
+    let rename = |k: &str, r: &[(&str, &str)]| {
+        r.iter()
+            .find(|(from, _)| *from == k)
+            .map_or(k.to_string(), |(_, to)| to.to_string())
+    };
+    for f in out["frames"].as_array_mut().unwrap() {
+        f["metrics"].as_object_mut().unwrap().clear();
+    }
+    out["pooled_metrics"].as_object_mut().unwrap().clear();
+    for (g, keep, r) in parts {
+        for (i, f) in g.0["frames"].as_array().unwrap().iter().enumerate() {
+            for (k, v) in f["metrics"].as_object().unwrap() {
+                if keep.contains(&k.as_str()) {
+                    out["frames"][i]["metrics"][rename(k, r)] = v.clone();
+                }
+            }
+        }
+        for (k, v) in g.0["pooled_metrics"].as_object().unwrap() {
+            if keep.contains(&k.as_str()) {
+                out["pooled_metrics"][rename(k, r)] = v.clone();
+            }
+        }
+    }
+    Golden(out)
+}
+
+/// Two `-m` (libvmaf: each model scored on one set of frames, one report with every model's
+/// features and each score under its `name=`) and a `--feature`: every number `==` libvmaf
+/// 3.2.0's single-model goldens of the same pair (no two-model golden exists; the features of
+/// both runs are in the golden files), and libvmaf's line per model.
+#[test]
+fn two_models_equal_their_goldens() {
+    let pair = common::CARPHONE;
+    let dir = scratch("two-models");
+    let report = dir.join("two.json");
+    let (r, d) = (yuv(&pair, "ref"), yuv(&pair, "dis"));
+    let mut args: Vec<String> = vec!["-r".into(), r, "-d".into(), d];
+    args.extend(raw_args(&pair));
+    args.extend(
+        [
+            "-m",
+            "version=vmaf_v0.6.1",
+            "-m",
+            "version=vmaf_v0.6.1neg:name=vmaf_neg",
+            "--feature",
+            "psnr",
+            "--backend",
+            "cpu",
+            "--threads",
+            "2",
+            "--json",
+            "-o",
+        ]
+        .map(String::from),
+    );
+    args.push(report.display().to_string());
+    ok(&strs(&args));
+    let main = pair.golden(None);
+    let neg = pair.golden(Some("vmaf_v0.6.1neg"));
+    let mut keep: Vec<&str> = V061.to_vec();
+    keep.extend(["psnr_y", "psnr_cb", "psnr_cr"]);
+    let neg_names = neg.metric_names();
+    let neg_keep: Vec<&str> = neg_names.iter().map(String::as_str).collect();
+    let want = golden_union(&[
+        (&main, &keep, &[]),
+        (&neg, &neg_keep, &[("vmaf", "vmaf_neg")]),
+    ]);
+    check_report(&read_json(&report), &want, &[], None);
+
+    // the lines on stdout without -o: one per model, in -m order, under its version
+    let out = ok(&strs(&args[..args.len() - 3]));
+    let line =
+        |g: &Golden, label: &str| format!("{label}: {:.6}", g.pooled("vmaf", "mean").unwrap());
+    assert_eq!(
+        out,
+        format!(
+            "{}\n{}\n",
+            line(&main, "vmaf_v0.6.1"),
+            line(&neg, "vmaf_v0.6.1neg")
+        )
+    );
+    // two models of one name: libvmaf's usage error
+    let mut same = args[..args.len() - 3].to_vec();
+    same.iter_mut().for_each(|a| {
+        if a == "version=vmaf_v0.6.1neg:name=vmaf_neg" {
+            *a = "version=vmaf_v0.6.1neg".into();
+        }
+    });
+    assert!(fails(&strs(&same), 1).contains("uniquely named"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--feature cambi=enc_bitdepth=8` (libvmaf's NAME=option=value): on bbb720 made 10-bit by
+/// `x << 2` (the goldens' `up10` recipe), CAMBI with an 8-bit encode depth gets the 8-bit
+/// input's anti-dithering, so its values `==` libvmaf 3.2.0's `--feature cambi` golden of the
+/// 8-bit pair (the goldens' README: encbd8 on up10 equals the 8-bit run in every value),
+/// reported under libvmaf's suffixed name `cambi_encbd_8`; a bad option fails as libvmaf's
+/// `problem loading feature extractor`.
+#[test]
+fn cambi_with_options_equals_libvmaf() {
+    let pair = common::BBB720;
+    let dir = scratch("cambi-options");
+    let frames = 3;
+    let up10 = |side: &str| {
+        let raw = pair.raw(side);
+        let mut out = Vec::with_capacity(frames * pair.frame_bytes() * 2);
+        for &x in &raw[..frames * pair.frame_bytes()] {
+            out.extend_from_slice(&(u16::from(x) << 2).to_le_bytes());
+        }
+        let p = dir.join(format!("{side}10.yuv"));
+        std::fs::write(&p, out).unwrap();
+        p.display().to_string()
+    };
+    let (r, d) = (up10("ref"), up10("dis"));
+    let report = dir.join("cambi.json");
+    let args = |feature: &str| -> Vec<String> {
+        [
+            "-r",
+            &r,
+            "-d",
+            &d,
+            "-w",
+            "1280",
+            "-h",
+            "720",
+            "-p",
+            "420",
+            "-b",
+            "10",
+            "-n",
+            "--feature",
+            feature,
+            "--backend",
+            "cpu",
+            "--json",
+            "-o",
+            report.to_str().unwrap(),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    ok(&strs(&args("cambi=enc_bitdepth=8")));
+    let text =
+        std::fs::read_to_string(common::data_dir().join("goldens/v1/bbb720_v3.2.0_cambi.json"))
+            .unwrap();
+    let golden = Golden(serde_json::from_str(&text).unwrap());
+    let got = read_json(&report);
+    assert_eq!(got["frames"].as_array().unwrap().len(), frames);
+    assert_eq!(keys(&got["pooled_metrics"]), ["cambi_encbd_8"]);
+    check_report(
+        &got,
+        &golden,
+        &[("cambi", "cambi_encbd_8")],
+        Some(0..frames),
+    );
+    let e = fails(&strs(&args("cambi=enc_bitdepth=99")), 255);
+    assert!(
+        e.contains("problem loading feature extractor: cambi") && e.contains("enc_bitdepth"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Decoded files with `--verbose`: the decoder choice is said (NVIDIA's first for auto/cuda
+/// where nvcodec has them, else the fallback; never for cpu), and the .mkv pair still gives
+/// libvmaf's numbers whichever decoded it.
+#[test]
+fn decoders_said_and_mkv_equals_libvmaf() {
+    gst::init().unwrap();
+    let nvidia = ["nvh264dec", "nvh265dec"]
+        .iter()
+        .any(|n| gst::ElementFactory::find(n).is_some());
+    let g = common::data_dir().join("goldens");
+    let dir = scratch("decoders");
+    let report = dir.join("bbb.json");
+    let (r, d) = (
+        g.join("bbb360p10_ref_ffv1.mkv"),
+        g.join("bbb360p10_dis_x265crf35.mkv"),
+    );
+    for backend in ["auto", "cpu"] {
+        let out = vmafgpu(&[
+            "-r",
+            r.to_str().unwrap(),
+            "-d",
+            d.to_str().unwrap(),
+            "--backend",
+            backend,
+            "--verbose",
+            "--json",
+            "-o",
+            report.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{backend}: {err}");
+        let want = match (backend, nvidia) {
+            ("cpu", _) => "decoders: GStreamer's software decoders (backend cpu",
+            (_, true) => "decoders: NVIDIA first",
+            (_, false) => "decoders: no NVIDIA decoder here",
+        };
+        assert!(err.contains(want), "{backend}: {err}");
+        assert!(err.contains("timing: "), "{err}");
+        check_report(
+            &read_json(&report),
+            &golden_subset(&common::BBB360P10.golden(None), &V061),
+            &[],
+            None,
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

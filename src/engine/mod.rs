@@ -110,8 +110,13 @@ pub struct ScorerConfig {
     /// libvmaf's model feature overloads (`vmaf -m version=...:cambi.enc_bitdepth=8`), applied
     /// to the model's features when it is loaded.
     pub model_params: Vec<FeatureOverload>,
-    /// Standalone v1 metrics with libvmaf's default options (`--feature cambi` ...).
+    /// Standalone v1 metrics (`--feature cambi` ...), with libvmaf's default options unless
+    /// `feature_params` sets some.
     pub extras: Extras,
+    /// Options of the standalone v1 metrics, libvmaf's `--feature cambi=enc_bitdepth=8` written
+    /// `cambi.enc_bitdepth=8`: each applies to the standalone metric its extractor names (which
+    /// `extras` must turn on), not to the model's features (those are `model_params`).
+    pub feature_params: Vec<FeatureOverload>,
 }
 
 /// libvmaf's `cambi`, `speed_chroma` and `speed_temporal` as standalone metrics (default
@@ -144,6 +149,7 @@ impl Default for ScorerConfig {
             companions: Companions::default(),
             model_params: Vec::new(),
             extras: Extras::default(),
+            feature_params: Vec::new(),
         }
     }
 }
@@ -377,6 +383,7 @@ impl Scorer {
                 enable_transform: cfg.enable_transform,
             },
             cfg.extras,
+            &cfg.feature_params,
         )?;
         let mut backend = open(&cfg)?;
         let routes = Routes::of(&plan.host_kinds(), backend.as_ref());

@@ -9,8 +9,8 @@ use crate::features::adm::AdmParams;
 use crate::features::motion::MotionParams;
 use crate::features::vif::VifParams;
 use crate::model::{
-    AdmOptions, Extractor, ExtractorOptions, Model, MotionOptions, PredictOptions, VifOptions,
-    alias,
+    AdmOptions, Extractor, ExtractorOptions, FeatureOverload, Model, MotionOptions, PredictOptions,
+    VifOptions, alias,
 };
 
 /// Where a model input's value comes from.
@@ -200,7 +200,12 @@ fn motion_params(o: &MotionOptions) -> Result<MotionParams> {
 }
 
 impl Plan {
-    pub(super) fn new(model: &Model, predict: PredictOptions, extras: Extras) -> Result<Plan> {
+    pub(super) fn new(
+        model: &Model,
+        predict: PredictOptions,
+        extras: Extras,
+        feature_params: &[FeatureOverload],
+    ) -> Result<Plan> {
         let mut vif = None;
         let mut adm = None;
         let mut motion = None;
@@ -296,17 +301,35 @@ impl Plan {
                 order.push(ext);
             }
         }
-        // The standalone metrics (libvmaf's default options), unless the model computes them
-        // with the same options already.
-        for (on, e) in [
+        // The standalone metrics (libvmaf's default options, or `feature_params`'), unless the
+        // model computes them with the same options already.
+        let standalone = [
             (extras.cambi, Extractor::Cambi),
             (extras.speed_chroma, Extractor::SpeedChroma),
             (extras.speed_temporal, Extractor::SpeedTemporal),
-        ] {
+        ];
+        if let Some(p) = feature_params.iter().find(|p| {
+            !standalone
+                .iter()
+                .any(|(on, e)| *on && e.name() == p.extractor)
+        }) {
+            return Err(Error::Model(format!(
+                "feature option {}.{}={}: {} is not a standalone metric asked for (options \
+                 are taken for cambi, speed_chroma and speed_temporal when they are on; the \
+                 model's own features take theirs from the model parameters)",
+                p.extractor, p.key, p.value, p.extractor
+            )));
+        }
+        for (on, e) in standalone {
             if !on {
                 continue;
             }
-            let o = ExtractorOptions::from_dict(e, &[]).map_err(Error::Model)?;
+            let dict: Vec<(String, String)> = (feature_params.iter())
+                .filter(|p| p.extractor == e.name())
+                .map(|p| (p.key.clone(), p.value.clone()))
+                .collect();
+            let o = ExtractorOptions::from_dict(e, &dict)
+                .map_err(|m| Error::Model(format!("{}: {m}", e.name())))?;
             if let Some(j) = host_index(&mut host, &o)?
                 && !order.contains(&Ext::Host(j))
             {

@@ -63,6 +63,49 @@ fn names_carry_libvmaf_option_suffixes() {
     assert_eq!(names.len(), 7 + 1 + 4 + 2 + 1);
 }
 
+/// Options of the standalone v1 metrics (`feature_params`): libvmaf's suffixed names, beside
+/// the model's own features; options of a metric not asked for, and bad values, are refused.
+#[test]
+fn standalone_metric_options() {
+    let cfg = |extras: Extras, params: &str| ScorerConfig {
+        threads: 1,
+        backend: BackendKind::Cpu,
+        extras,
+        feature_params: FeatureOverload::parse_list(params).unwrap(),
+        ..Default::default()
+    };
+    let cambi = Extras {
+        cambi: true,
+        ..Default::default()
+    };
+    let s = Scorer::new(cfg(cambi, "cambi.enc_bitdepth=8")).unwrap();
+    let names = s.metric_names();
+    assert!(names.iter().any(|n| n == "cambi_encbd_8"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "cambi"), "{names:?}");
+    assert!(names.iter().any(|n| n == "vmaf"), "{names:?}");
+    for (extras, params, want) in [
+        (
+            Extras::default(),
+            "cambi.enc_bitdepth=8",
+            "not a standalone metric",
+        ),
+        (
+            cambi,
+            "speed_chroma.speed_kernelscale=2",
+            "not a standalone metric",
+        ),
+        (
+            cambi,
+            "vif.vif_enhn_gain_limit=1",
+            "not a standalone metric",
+        ),
+        (cambi, "cambi.enc_bitdepth=99", "enc_bitdepth"),
+    ] {
+        let e = Scorer::new(cfg(extras, params)).err().unwrap().to_string();
+        assert!(e.contains(want), "{params}: {e}");
+    }
+}
+
 /// A model asking for motion with the five-frame window (libvmaf's `motion_five_frame_window`):
 /// the SAD of frame i is taken against frame i-2 (none before frame 2), the names get `_mffw`,
 /// and motion2/motion3 follow libvmaf's flush for that window ([`MotionSequence`]).

@@ -339,6 +339,13 @@ impl VmafGpu {
                     ("model-params '{}': {}", s.model_params, e)
                 )
             })?;
+        let feature_params =
+            crate::model::FeatureOverload::parse_list(&s.feature_params).map_err(|e| {
+                gst::error_msg!(
+                    gst::LibraryError::Settings,
+                    ("feature-params '{}': {}", s.feature_params, e)
+                )
+            })?;
         Ok(engine::ScorerConfig {
             model,
             disable_clip: s.disable_clip,
@@ -350,6 +357,7 @@ impl VmafGpu {
             companions: s.companions,
             model_params,
             extras: s.extras,
+            feature_params,
         })
     }
 

@@ -39,6 +39,8 @@ pub(super) struct Settings {
     /// libvmaf's model feature overloads, `cambi.enc_bitdepth=8:...`.
     pub(super) model_params: String,
     pub(super) extras: engine::Extras,
+    /// Options of the standalone CAMBI/SpEED metrics, `cambi.enc_bitdepth=8:...`.
+    pub(super) feature_params: String,
 }
 
 impl Default for Settings {
@@ -62,6 +64,7 @@ impl Default for Settings {
             window: DEFAULT_WINDOW,
             model_params: String::new(),
             extras: engine::Extras::default(),
+            feature_params: String::new(),
         }
     }
 }
@@ -276,6 +279,18 @@ pub(super) fn properties() -> Vec<glib::ParamSpec> {
             .default_value(DEFAULT_COMPANION)
             .mutable_ready()
             .build(),
+        glib::ParamSpecString::builder("feature-params")
+            .nick("Feature parameters")
+            .blurb(
+                "Options of the standalone cambi, speed-chroma and speed-temporal metrics \
+                 (libvmaf's vmaf --feature cambi=enc_bitdepth=8), as \
+                 <feature>.<option>=<value> separated by ':', e.g. \
+                 cambi.enc_bitdepth=8:speed_chroma.speed_kernelscale=2; the metrics are \
+                 then reported under libvmaf's names with the option suffix (cambi_encbd_8); \
+                 each named feature's property must be on",
+            )
+            .mutable_ready()
+            .build(),
     ]
 }
 
@@ -325,6 +340,12 @@ impl Settings {
             "speed-temporal" => {
                 self.extras.speed_temporal = value.get().expect("type checked upstream")
             }
+            "feature-params" => {
+                self.feature_params = value
+                    .get::<Option<String>>()
+                    .expect("type checked upstream")
+                    .unwrap_or_default()
+            }
             _ => unimplemented!(),
         }
     }
@@ -356,6 +377,7 @@ impl Settings {
             "cambi" => self.extras.cambi.to_value(),
             "speed-chroma" => self.extras.speed_chroma.to_value(),
             "speed-temporal" => self.extras.speed_temporal.to_value(),
+            "feature-params" => self.feature_params.to_value(),
             _ => unimplemented!(),
         }
     }

@@ -65,6 +65,42 @@ pub struct Feature {
     pub name: &'static str,
     pub property: &'static str,
     pub metrics: &'static [&'static str],
+    /// libvmaf's collector names of the metrics, for the names with option suffixes (the
+    /// features that take options: cambi, speed_chroma, speed_temporal).
+    pub provided: &'static [&'static str],
+}
+
+/// One `--feature NAME[=option=value:...]`: an index into [`FEATURES`] and its options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FeatureArg {
+    pub index: usize,
+    pub options: Vec<(String, String)>,
+}
+
+impl FeatureArg {
+    pub fn feature(&self) -> &'static Feature {
+        &FEATURES[self.index]
+    }
+
+    /// The options as the element's `feature-params` parts (`cambi.enc_bitdepth=8`).
+    pub fn params(&self) -> Vec<String> {
+        let name = self.feature().name;
+        (self.options.iter())
+            .map(|(k, v)| format!("{name}.{k}={v}"))
+            .collect()
+    }
+
+    /// The metrics' names in the report: libvmaf's, with the options' suffix (`cambi_encbd_8`).
+    pub fn metrics(&self) -> Result<Vec<String>, String> {
+        let f = self.feature();
+        if self.options.is_empty() {
+            return Ok(f.metrics.iter().map(|m| m.to_string()).collect());
+        }
+        let e = gstvmafgpu::model::Extractor::from_name(f.name)
+            .ok_or_else(|| format!("{} takes no options", f.name))?;
+        let o = gstvmafgpu::model::ExtractorOptions::from_dict(e, &self.options)?;
+        Ok(f.provided.iter().map(|p| o.feature_name(p)).collect())
+    }
 }
 
 pub const FEATURES: [Feature; 8] = [
@@ -72,41 +108,53 @@ pub const FEATURES: [Feature; 8] = [
         name: "psnr",
         property: "psnr",
         metrics: &["psnr_y", "psnr_cb", "psnr_cr"],
+        provided: &[],
     },
     Feature {
         name: "float_ssim",
         property: "ssim",
         metrics: &["float_ssim"],
+        provided: &[],
     },
     Feature {
         name: "float_ms_ssim",
         property: "ms-ssim",
         metrics: &["float_ms_ssim"],
+        provided: &[],
     },
     Feature {
         name: "ciede",
         property: "ciede",
         metrics: &["ciede2000"],
+        provided: &[],
     },
     Feature {
         name: "psnr_hvs",
         property: "psnr-hvs",
         metrics: &["psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"],
+        provided: &[],
     },
     Feature {
         name: "cambi",
         property: "cambi",
         metrics: &["cambi"],
+        provided: &["Cambi_feature_cambi_score"],
     },
     Feature {
         name: "speed_chroma",
         property: "speed-chroma",
         metrics: &["speed_chroma_u", "speed_chroma_v", "speed_chroma_uv"],
+        provided: &[
+            "Speed_chroma_feature_speed_chroma_u_score",
+            "Speed_chroma_feature_speed_chroma_v_score",
+            "Speed_chroma_feature_speed_chroma_uv_score",
+        ],
     },
     Feature {
         name: "speed_temporal",
         property: "speed-temporal",
         metrics: &["speed_temporal"],
+        provided: &["Speed_temporal_feature_speed_temporal_score"],
     },
 ];
 
@@ -130,10 +178,11 @@ pub struct Args {
     /// Any of `-w -h -p -b` given: the inputs are raw (as in libvmaf; `.y4m` files keep their
     /// header).
     pub use_yuv: bool,
-    /// The model; None with `--no_prediction` and no `-m`.
-    pub model: Option<ModelArg>,
-    /// `--feature` names (indices into [`FEATURES`]), in order, without repeats.
-    pub features: Vec<usize>,
+    /// The models, in `-m` order (libvmaf's default vmaf_v0.6.1 without `-m`); none with
+    /// `--no_prediction` and no `-m`.
+    pub models: Vec<ModelArg>,
+    /// `--feature`s, in order, without repeats.
+    pub features: Vec<FeatureArg>,
     pub output: Option<String>,
     pub output_format: OutputFormat,
     pub threads: Option<u32>,
@@ -150,6 +199,15 @@ pub struct Args {
     pub sync: String,
     /// `--plot FILE.svg|FILE.png`: per-frame chart.
     pub plot: Option<String>,
+    /// `--verbose`: the decoders chosen and the timing of the run's phases, on stderr.
+    pub verbose: bool,
+}
+
+impl Args {
+    /// The first model (the batch summary's), unless `--no_prediction`.
+    pub fn scored_model(&self) -> Option<&ModelArg> {
+        self.models.first().filter(|_| !self.no_prediction)
+    }
 }
 
 /// What the command line asks for.
@@ -191,6 +249,7 @@ enum Opt {
     Device,
     Sync,
     Plot,
+    Verbose,
     Help,
 }
 
@@ -225,6 +284,7 @@ const OPTIONS: &[(Option<char>, &str, bool, Opt)] = &[
     (None, "device", true, Opt::Device),
     (None, "sync", true, Opt::Sync),
     (None, "plot", true, Opt::Plot),
+    (None, "verbose", false, Opt::Verbose),
     (None, "help", false, Opt::Help),
 ];
 
@@ -314,33 +374,40 @@ fn parse_model(value: &str) -> Result<ModelArg, UsageError> {
     Ok(m)
 }
 
-/// `--feature NAME[=option=value:option=value]`.
-fn parse_feature(value: &str) -> Result<usize, UsageError> {
+/// `--feature NAME[=option=value:option=value]` (libvmaf's `parse_feature_config`). Options are
+/// taken for cambi, speed_chroma and speed_temporal (checked against libvmaf's option tables
+/// when the run starts); the other features are computed with libvmaf's default options only.
+fn parse_feature(value: &str) -> Result<FeatureArg, UsageError> {
     let (name, opts) = match value.split_once('=') {
         Some((n, o)) => (n, Some(o)),
         None => (value, None),
     };
-    let Some(i) = FEATURES.iter().position(|f| f.name == name) else {
+    let Some(index) = FEATURES.iter().position(|f| f.name == name) else {
         return Err(usage(format!(
             "Unknown feature \"{name}\" (--feature {value}): vmafgpu computes {} (the model's \
              own features come with -m)",
             feature_names()
         )));
     };
-    if let Some(opts) = opts {
-        for kv in opts.split(':') {
-            if !kv.contains('=') {
-                return Err(usage(format!(
-                    "Problem parsing feature \"{name}\", bad option string \"{kv}\"."
-                )));
-            }
-        }
+    let mut options = Vec::new();
+    for kv in opts.into_iter().flat_map(|o| o.split(':')) {
+        let mut parts = kv.splitn(3, '=');
+        let (key, val) = (parts.next().unwrap_or(""), parts.next());
+        let Some(val) = val else {
+            return Err(usage(format!(
+                "Problem parsing feature \"{name}\", bad option string \"{key}\"."
+            )));
+        };
+        options.push((key.to_string(), val.to_string()));
+    }
+    if !options.is_empty() && FEATURES[index].provided.is_empty() {
         return Err(usage(format!(
-            "Feature options are not supported (--feature {value}): vmafgpu computes {name} \
-             with libvmaf's default options only; give --feature {name}"
+            "Feature options are not supported for {name} (--feature {value}): vmafgpu computes \
+             {name} with libvmaf's default options only (options are taken for cambi, \
+             speed_chroma and speed_temporal); give --feature {name}"
         )));
     }
-    Ok(i)
+    Ok(FeatureArg { index, options })
 }
 
 /// Split `args` (without the program name) into options and their values, getopt_long style.
@@ -436,7 +503,7 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
     let mut pix_fmt = None;
     let mut use_yuv = false;
     let mut models = Vec::new();
-    let mut features: Vec<usize> = Vec::new();
+    let mut features: Vec<FeatureArg> = Vec::new();
     let mut output = None;
     let mut output_format = None;
     let mut threads = None;
@@ -448,6 +515,7 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
     let mut device = None;
     let mut sync = "index".to_string();
     let mut plot = None;
+    let mut verbose = false;
     for (opt, value) in tokens(args)? {
         let v = value.unwrap_or_default();
         match opt {
@@ -490,8 +558,16 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
             Opt::Threads => threads = Some(parse_u32(opt, &v)?),
             Opt::Feature => {
                 let f = parse_feature(&v)?;
-                if !features.contains(&f) {
-                    features.push(f);
+                match features.iter().find(|g: &&FeatureArg| g.index == f.index) {
+                    None => features.push(f),
+                    Some(g) if *g == f => {}
+                    Some(_) => {
+                        return Err(usage(format!(
+                            "--feature {v}: {} is asked for twice with different options; \
+                             vmafgpu computes one set of options per feature",
+                            FEATURES[f.index].name
+                        )));
+                    }
                 }
             }
             Opt::Subsample => {
@@ -513,8 +589,9 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
             }
             Opt::AomCtc | Opt::NflxCtc => {
                 return Err(usage(format!(
-                    "{} is not supported: its presets score two models (vmafgpu scores one \
-                     model per run) and feature options",
+                    "{} is not supported: its presets set psnr and float_ssim options, which \
+                     vmafgpu does not compute (give the models with -m and the features with \
+                     --feature)",
                     spelling(opt)
                 )));
             }
@@ -539,6 +616,7 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
                 }
                 plot = Some(v);
             }
+            Opt::Verbose => verbose = true,
             Opt::Help => return Ok(Command::Help),
         }
     }
@@ -552,22 +630,20 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
              --pixel_format/-p\n  --bitdepth/-b",
         ));
     }
-    if models.len() > 1 {
-        return Err(usage(format!(
-            "{} models given: vmafgpu scores one model per run (the element has one \
-             model-filename); run it once per model",
-            models.len()
-        )));
-    }
-    let model = match models.pop() {
-        Some(m) => Some(m),
-        None if no_prediction => None,
-        None => Some(ModelArg {
+    if models.is_empty() && !no_prediction {
+        models.push(ModelArg {
             version: Some("vmaf_v0.6.1".into()),
             name: "vmaf".into(),
             ..Default::default()
-        }),
-    };
+        });
+    }
+    for (i, m) in models.iter().enumerate() {
+        if models[..i].iter().any(|o| o.name == m.name) {
+            return Err(usage(
+                "Each model should be uniquely named. Set using `--model` via the `name=...` param.",
+            ));
+        }
+    }
     Ok(Command::Run(Box::new(Args {
         reference,
         distorted,
@@ -576,7 +652,7 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
         pix_fmt,
         bitdepth,
         use_yuv,
-        model,
+        models,
         features,
         output,
         output_format: output_format.unwrap_or(OutputFormat::Xml),
@@ -591,6 +667,7 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
         device,
         sync,
         plot,
+        verbose,
     })))
 }
 
@@ -614,14 +691,16 @@ libvmaf's options:
                               `name=` name used in the report (optional)
                               `disable_clip`, `enable_transform`
                               `feature.option=value`: overloads, e.g. cambi.enc_bitdepth=8
-                              (one model per run)
+                              (several -m: each model scored, each with its own name=)
  --output/-o $path:           output file
  --xml:                       write output file as XML (default)
  --json:                      write output file as JSON
  --csv:                       write output file as CSV
  --threads $unsigned:         number of CPU threads (default: one per core)
  --feature $string:           additional feature: psnr, float_ssim, float_ms_ssim, ciede,
-                              psnr_hvs, cambi, speed_chroma, speed_temporal
+                              psnr_hvs, cambi, speed_chroma, speed_temporal; options as
+                              NAME=option=value:option=value for cambi, speed_chroma and
+                              speed_temporal (e.g. cambi=enc_bitdepth=8)
  --cpumask $bitmask:          accepted and ignored (the numbers are libvmaf's C path)
  --frame_cnt $unsigned:       maximum number of frames to process
  --frame_skip_ref $unsigned:  skip the first N frames in reference
@@ -638,6 +717,7 @@ vmafgpu's own options:
                               timestamp
  --plot $path:                chart of the per-frame scores (.svg or .png): VMAF and each
                               --feature metric against time, pooled value, worst frames
+ --verbose:                   the decoders chosen and the timing of the run's phases
  --help:                      this text
 
 Many pairs: vmafgpu batch MANIFEST [...], vmafgpu merge [...] (vmafgpu batch --help).
@@ -674,7 +754,8 @@ mod tests {
         assert_eq!(a.pix_fmt, Some(PixFmt::P420));
         assert!(a.use_yuv && a.no_prediction && a.quiet);
         assert_eq!(a.output_format, OutputFormat::Json);
-        assert_eq!(a.model, None);
+        assert!(a.models.is_empty());
+        assert!(!a.verbose && run("-r a -d b --verbose").verbose);
         assert_eq!(run("-r a -d b --threads 0x10").threads, Some(16));
         assert_eq!(run("-r a -d b --frame_cnt 010").frame_cnt, 8);
         assert_eq!(run("-r a -d b").output_format, OutputFormat::Xml);
@@ -686,34 +767,54 @@ mod tests {
     fn models() {
         let m =
             run("-r a -d b -m version=vmaf_v1.0.16_3d0h:name=v1:cambi.enc_bitdepth=8:disable_clip")
-                .model
-                .unwrap();
+                .models
+                .remove(0);
         assert_eq!(m.version.as_deref(), Some("vmaf_v1.0.16_3d0h"));
         assert_eq!(m.name, "v1");
         assert!(m.disable_clip && !m.enable_transform);
         assert_eq!(m.overloads, ["cambi.enc_bitdepth=8"]);
-        let d = run("-r a -d b").model.unwrap();
+        let d = run("-r a -d b").models.remove(0);
         assert_eq!((d.label(), d.name.as_str()), ("vmaf_v0.6.1", "vmaf"));
+        // several models, each named; libvmaf refuses two of one name
+        let two = run("-r a -d b -m version=vmaf_v0.6.1 -m version=vmaf_v0.6.1neg:name=neg -n");
+        let names: Vec<_> = two.models.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["vmaf", "neg"]);
+        assert!(two.no_prediction && two.scored_model().is_none());
         for bad in [
             "-m vmaf_v0.6.1",
             "-m name=x",
             "-m version=a:bogus=1",
             "-m version=a -m version=b",
+            "-m version=a:name=x -m path=b:name=x",
         ] {
             let e = parse_str(&format!("-r a -d b {bad}")).unwrap_err();
             assert!(e.0.contains("model"), "{bad}: {e}");
         }
+        let e = parse_str("-r a -d b -m version=a -m version=b").unwrap_err();
+        assert!(e.0.contains("uniquely named"), "{e}");
     }
 
     #[test]
     fn features() {
         let a = run("-r a -d b --feature psnr --feature=cambi --feature psnr");
-        let names: Vec<_> = a.features.iter().map(|&i| FEATURES[i].name).collect();
+        let names: Vec<_> = a.features.iter().map(|f| f.feature().name).collect();
         assert_eq!(names, ["psnr", "cambi"]);
+        assert_eq!(a.features[1].metrics().unwrap(), ["cambi"]);
         let e = parse_str("-r a -d b --feature vif").unwrap_err();
         assert!(e.0.contains("Unknown feature \"vif\""), "{e}");
         let e = parse_str("-r a -d b --feature psnr=enable_chroma=false").unwrap_err();
-        assert!(e.0.contains("not supported"), "{e}");
+        assert!(e.0.contains("not supported for psnr"), "{e}");
+        // libvmaf's NAME=key=value:key=value
+        let a = run("-r a -d b --feature cambi=enc_bitdepth=8:enc_width=1280");
+        let f = &a.features[0];
+        assert_eq!(f.params(), ["cambi.enc_bitdepth=8", "cambi.enc_width=1280"]);
+        assert_eq!(f.metrics().unwrap(), ["cambi_encbd_8_encw_1280"]);
+        let a = run("-r a -d b --feature speed_temporal=speed_kernelscale=2");
+        assert_eq!(a.features[0].metrics().unwrap().len(), 1);
+        let e = parse_str("-r a -d b --feature cambi=enc_bitdepth").unwrap_err();
+        assert!(e.0.contains("bad option string \"enc_bitdepth\""), "{e}");
+        let e = parse_str("-r a -d b --feature cambi --feature cambi=enc_bitdepth=8").unwrap_err();
+        assert!(e.0.contains("different options"), "{e}");
     }
 
     #[test]

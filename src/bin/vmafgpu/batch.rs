@@ -301,12 +301,12 @@ fn resumed_row(e: &Entry, a: &args::Args, report: &Path, file: &str) -> Option<R
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(report).ok()?).ok()?;
     let frames = v["frames"].as_array()?.len() as u64;
     v["pooled_metrics"].as_object()?;
-    let (model, vmaf) = match (&a.model, a.no_prediction) {
-        (Some(m), false) => (
+    let (model, vmaf) = match a.scored_model() {
+        Some(m) => (
             Some(m.label().to_string()),
             Some(v["pooled_metrics"][&m.name]["mean"].as_f64()?),
         ),
-        _ => (None, None),
+        None => (None, None),
     };
     Some(Row {
         index: e.index,
@@ -385,7 +385,7 @@ fn run_entry(b: &BatchArgs, e: &Entry, device: Option<u32>) -> Row {
             row.status = "ok".into();
             row.report = Some(file);
             row.frames = Some(s.collected.scored);
-            if let (Some(m), false) = (&a.model, a.no_prediction) {
+            if let Some(m) = a.scored_model() {
                 row.model = Some(m.label().to_string());
                 row.vmaf = s.collected.mean(&m.name);
             }

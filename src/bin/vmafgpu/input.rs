@@ -1,13 +1,16 @@
 //! The two inputs: raw `.yuv` (geometry from `-w -h -p -b`) and `.y4m` (geometry from its
 //! header), read by a thread of ours into `appsrc` (one `read` per frame straight into the
 //! buffer, which comes from the element's own pool when it offers one: the pinned pool with CUDA),
-//! and anything else through `decodebin`.
+//! and anything else through `decodebin`, with NVIDIA's decoders first when the scores are
+//! computed on CUDA ([`choose_decoders`]).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use gst::glib;
 use gst::prelude::*;
 use gst_video::prelude::*;
 
@@ -235,6 +238,108 @@ pub fn probe(path: &str, a: &Args) -> Result<Input, String> {
     })
 }
 
+/// NVIDIA's hardware decoders (GStreamer's nvcodec plugin), which decodebin prefers when the
+/// scores are computed with CUDA. nvcodec registers them only where a CUDA device with NVDEC
+/// exists, and each advertises the profiles and sizes its device decodes: a file they cannot
+/// take goes to GStreamer's other decoders.
+pub const NVIDIA_DECODERS: [&str; 5] =
+    ["nvh264dec", "nvh265dec", "nvvp9dec", "nvav1dec", "nvvp8dec"];
+
+/// What decoded frames reach the element as: system memory (the element maps buffers on the
+/// host). `video/x-raw(memory:CUDAMemory)` once the element takes CUDA memory.
+pub const DECODED_CAPS: &str = "video/x-raw";
+
+/// Which decoders decodebin uses for files GStreamer decodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decoders {
+    /// `--backend cpu` or `hip`: never NVIDIA's (skipped in decodebin).
+    Software,
+    /// `--backend cuda` or `auto` with these NVIDIA decoders present: ranked above the others.
+    Nvidia(Vec<&'static str>),
+    /// `--backend cuda` or `auto` without any NVIDIA decoder (no nvcodec plugin, or no CUDA
+    /// device with NVDEC): GStreamer's default decoders.
+    Fallback,
+}
+
+impl Decoders {
+    /// The `--verbose` line saying the choice.
+    pub fn describe(&self, backend: &str) -> String {
+        match self {
+            Decoders::Software => {
+                format!(
+                    "decoders: GStreamer's software decoders (backend {backend}; NVIDIA's skipped)"
+                )
+            }
+            Decoders::Nvidia(names) => format!(
+                "decoders: NVIDIA first where the codec allows ({}; backend {backend}), frames \
+                 to the element as {DECODED_CAPS}",
+                names.join(", ")
+            ),
+            Decoders::Fallback => format!(
+                "decoders: no NVIDIA decoder here (none of {} registered: no nvcodec plugin or \
+                 no CUDA device with NVDEC), GStreamer's default decoders (backend {backend})",
+                NVIDIA_DECODERS.join(", ")
+            ),
+        }
+    }
+}
+
+/// The decoders for `backend` (`--backend`, None: auto), `present` telling which factories
+/// exist.
+pub fn choose_decoders(backend: Option<&str>, present: impl Fn(&str) -> bool) -> Decoders {
+    match backend.unwrap_or("auto") {
+        "cuda" | "auto" => {
+            let found: Vec<&'static str> = NVIDIA_DECODERS
+                .iter()
+                .copied()
+                .filter(|n| present(n))
+                .collect();
+            if found.is_empty() {
+                Decoders::Fallback
+            } else {
+                Decoders::Nvidia(found)
+            }
+        }
+        _ => Decoders::Software,
+    }
+}
+
+/// The choice for this process's GStreamer registry; with NVIDIA decoders present and chosen,
+/// their ranks are raised above GStreamer's software decoders (PRIMARY) for decodebin.
+pub fn decoders(backend: Option<&str>) -> Decoders {
+    let registry = gst::Registry::get();
+    let choice = choose_decoders(backend, |n| {
+        registry
+            .find_feature(n, gst::ElementFactory::static_type())
+            .is_some()
+    });
+    if let Decoders::Nvidia(names) = &choice {
+        for n in names {
+            if let Some(f) = registry.find_feature(n, gst::ElementFactory::static_type()) {
+                f.set_rank(gst::Rank::PRIMARY + 1);
+            }
+        }
+    }
+    choice
+}
+
+/// `decodebin` skipping NVIDIA's decoders when `skip` (ranks are the process's; this is the
+/// decodebin's own).
+fn decodebin(skip_nvidia: bool) -> Result<gst::Element, String> {
+    let decode = make("decodebin")?;
+    if skip_nvidia {
+        decode.connect("autoplug-select", false, |values| {
+            let factory = values.get(3)?.get::<gst::ElementFactory>().ok()?;
+            // GstAutoplugSelectResult: 0 try, 2 skip
+            let ty = glib::Type::from_name("GstAutoplugSelectResult")?;
+            let class = glib::EnumClass::with_type(ty)?;
+            let skip = NVIDIA_DECODERS.contains(&factory.name().as_str());
+            class.to_value(if skip { 2 } else { 0 })
+        });
+    }
+    Ok(decode)
+}
+
 pub fn make(factory: &str) -> Result<gst::Element, String> {
     gst::ElementFactory::make(factory)
         .build()
@@ -249,13 +354,17 @@ pub struct Range {
 }
 
 /// Add `input`'s source to `pipeline`, its frames going into `entry`. Raw and y4m files get a
-/// reader thread (returned, to join), decoded files a decodebin (frames counted by a probe).
+/// reader thread (returned, to join), decoded files a decodebin (frames counted by a probe)
+/// with `decoders`, then [`DECODED_CAPS`], then (`convert`) a videoconvert: NVIDIA's decoders
+/// give NV12 and P010, which the element does not all take.
 pub fn add_source(
     pipeline: &gst::Pipeline,
     input: &Input,
     range: Range,
     entry: &gst::Pad,
     stop: &Arc<AtomicBool>,
+    decoders: &Decoders,
+    convert: bool,
 ) -> Result<Option<std::thread::JoinHandle<()>>, String> {
     let err = |e: &dyn std::fmt::Debug| format!("{}: {e:?}", input.path);
     match input.kind {
@@ -273,11 +382,31 @@ pub fn add_source(
         Kind::Decoded => {
             let src = make("filesrc")?;
             src.set_property("location", &input.path);
-            let decode = make("decodebin")?;
-            pipeline.add_many([&src, &decode]).map_err(|e| err(&e))?;
+            let decode = decodebin(*decoders == Decoders::Software)?;
+            let filter = make("capsfilter")?;
+            filter.set_property(
+                "caps",
+                gst::Caps::from_str(DECODED_CAPS).map_err(|e| err(&e))?,
+            );
+            pipeline
+                .add_many([&src, &decode, &filter])
+                .map_err(|e| err(&e))?;
             src.link(&decode).map_err(|e| err(&e))?;
+            let out = filter.static_pad("src").expect("capsfilter has src");
+            if convert {
+                let conv = make("videoconvert")?;
+                conv.set_property_from_str("dither", "none");
+                pipeline.add(&conv).map_err(|e| err(&e))?;
+                filter.link(&conv).map_err(|e| err(&e))?;
+                conv.static_pad("src")
+                    .expect("videoconvert has src")
+                    .link(entry)
+                    .map_err(|e| err(&e))?;
+            } else {
+                out.link(entry).map_err(|e| err(&e))?;
+            }
             let name = input.path.clone();
-            let target = entry.clone();
+            let target = filter.static_pad("sink").expect("capsfilter has sink");
             decode.connect_pad_added(move |_, pad| {
                 let is_video = pad
                     .current_caps()
@@ -358,6 +487,7 @@ fn add_reader(
             .unwrap_or(gst::ClockTime::ZERO),
         src,
         stop: stop.clone(),
+        read_threads: read_threads(),
     };
     let handle = std::thread::Builder::new()
         .name(format!("read {}", input.path))
@@ -377,6 +507,55 @@ struct Reader {
     duration: gst::ClockTime,
     src: gst::Element,
     stop: Arc<AtomicBool>,
+    /// Threads reading one raw frame ([`read_threads`]).
+    read_threads: usize,
+}
+
+/// How many threads read one raw frame (each a part, at its offset, straight into the buffer):
+/// a copy out of the page cache runs at a few GB/s per thread, and 2,000 1080p frames/s need
+/// 6.2 GB/s per input. `VMAFGPU_READ_THREADS` (1 to 8), else a quarter of the cores, 1 to 4.
+pub fn read_threads() -> usize {
+    if let Some(n) = std::env::var("VMAFGPU_READ_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        return n.clamp(1, 8);
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores / 4).clamp(1, 4)
+}
+
+/// Fill `buf` from `file` at `offset`, in `threads` parts read at once (positioned reads: the
+/// file's offset is not used); false when the file ends before `buf` is full (a last partial
+/// frame: libvmaf stops there too).
+fn read_at_parallel(
+    file: &File,
+    offset: u64,
+    buf: &mut [u8],
+    threads: usize,
+) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    if file.metadata()?.len() < offset + buf.len() as u64 {
+        return Ok(false);
+    }
+    // parts of whole 64 KiB blocks (the last takes the rest)
+    let part = buf.len().div_ceil(threads).next_multiple_of(1 << 16);
+    std::thread::scope(|s| {
+        let mut parts = buf.chunks_mut(part).enumerate();
+        let (_, first) = parts.next().expect("a frame has bytes");
+        let others: Vec<_> = parts
+            .map(|(j, c)| s.spawn(move || file.read_exact_at(c, offset + (j * part) as u64)))
+            .collect();
+        let mut result = file.read_exact_at(first, offset);
+        for h in others {
+            let r = h
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("a reader panicked")));
+            result = result.and(r);
+        }
+        result
+    })?;
+    Ok(true)
 }
 
 /// Whether GStreamer's layout of `info` is the file's: planes and rows packed.
@@ -468,12 +647,12 @@ impl Reader {
                     let mut map = b
                         .map_writable()
                         .map_err(|e| std::io::Error::other(e.to_string()))?;
-                    read_full(&mut r, &mut map.as_mut_slice()[..frame_bytes])?
+                    self.read_frame(&mut r, n, &mut map.as_mut_slice()[..frame_bytes])?
                 } else {
                     if scratch.is_empty() {
                         scratch = vec![0u8; frame_bytes];
                     }
-                    let full = read_full(&mut r, &mut scratch)?;
+                    let full = self.read_frame(&mut r, n, &mut scratch)?;
                     if full {
                         self.copy_planes(&scratch, b)?;
                     }
@@ -493,6 +672,21 @@ impl Reader {
             n += 1;
         }
         Ok(())
+    }
+
+    /// Read frame `n` (after the skipped ones) into `dest`: a raw file's by positioned reads in
+    /// parallel, a y4m's (whose frame headers come between) from `r`.
+    fn read_frame(
+        &self,
+        r: &mut BufReader<&File>,
+        n: u64,
+        dest: &mut [u8],
+    ) -> std::io::Result<bool> {
+        if self.y4m || self.read_threads < 2 {
+            return read_full(r, dest);
+        }
+        let at = self.header_len + (self.range.skip + n) * dest.len() as u64;
+        read_at_parallel(&self.file, at, dest, self.read_threads)
     }
 
     /// Whether `buffer` holds the frame packed as in the file (its video meta, if any, has
@@ -568,6 +762,49 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<bool> {
 mod tests {
     use super::*;
 
+    /// A frame larger than the reader's buffer is read in one `read` straight into the
+    /// destination (std's BufReader passes such reads through when it holds nothing): no copy
+    /// through its 64 KiB buffer, no 4 KiB steps.
+    #[test]
+    fn frames_read_in_one_call() {
+        struct Counting(Vec<usize>, usize);
+        impl Read for Counting {
+            fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+                let n = b.len().min(self.1);
+                self.0.push(b.len());
+                self.1 -= n;
+                Ok(n)
+            }
+        }
+        let frame = 1920 * 1080 * 3 / 2;
+        let mut r = BufReader::with_capacity(1 << 16, Counting(Vec::new(), 2 * frame + 10));
+        let mut buf = vec![0u8; frame];
+        assert!(read_full(&mut r, &mut buf).unwrap());
+        assert!(read_full(&mut r, &mut buf).unwrap());
+        assert!(!read_full(&mut r, &mut buf).unwrap());
+        assert_eq!(&r.get_ref().0[..2], [frame, frame]);
+    }
+
+    /// Parallel positioned reads give the file's bytes, whatever the split, and stop at a last
+    /// partial frame.
+    #[test]
+    fn parallel_reads_equal_the_file() {
+        let path = std::env::temp_dir().join(format!("vmafgpu-read-{}", std::process::id()));
+        let data: Vec<u8> = (0..1_000_003u32).map(|i| (i * 7 + i / 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let file = File::open(&path).unwrap();
+        for threads in [1, 2, 3, 4, 8] {
+            for (at, len) in [(0usize, 300_000usize), (123_457, 700_000), (999_000, 1_003)] {
+                let mut buf = vec![0u8; len];
+                assert!(read_at_parallel(&file, at as u64, &mut buf, threads).unwrap());
+                assert!(buf == data[at..at + len], "{threads} threads at {at}");
+            }
+            let mut buf = vec![0u8; 2_000];
+            assert!(!read_at_parallel(&file, 999_500, &mut buf, threads).unwrap());
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+
     #[test]
     fn y4m_headers() {
         let y =
@@ -585,6 +822,51 @@ mod tests {
         assert!(parse_y4m_header("YUV4MPEG2 W64 H64 Cmono\n").is_err());
         assert!(parse_y4m_header("YUV4MPEG2 W64 H64 It\n").is_err());
         assert!(parse_y4m_header("YUV4MPEG W64 H64\n").is_err());
+    }
+
+    /// NVIDIA's decoders for cuda and auto where present, never for cpu or hip, and the
+    /// fallback (with its line) where none is present, as in CI.
+    #[test]
+    fn decoder_choice() {
+        let none = |_: &str| false;
+        let some = |n: &str| n == "nvh264dec" || n == "nvav1dec";
+        for b in [Some("cuda"), Some("auto"), None] {
+            assert_eq!(choose_decoders(b, none), Decoders::Fallback);
+            assert_eq!(
+                choose_decoders(b, some),
+                Decoders::Nvidia(vec!["nvh264dec", "nvav1dec"])
+            );
+        }
+        for b in ["cpu", "hip"] {
+            assert_eq!(choose_decoders(Some(b), some), Decoders::Software);
+            assert_eq!(choose_decoders(Some(b), none), Decoders::Software);
+        }
+        assert!(
+            Decoders::Fallback
+                .describe("cuda")
+                .contains("no NVIDIA decoder")
+        );
+        assert!(
+            Decoders::Nvidia(vec!["nvh264dec"])
+                .describe("cuda")
+                .contains("nvh264dec")
+        );
+        // this machine's registry: the choice names only factories that exist
+        gst::init().unwrap();
+        match decoders(Some("cuda")) {
+            Decoders::Nvidia(names) => {
+                for n in names {
+                    let f = gst::ElementFactory::find(n).unwrap();
+                    assert_eq!(f.rank(), gst::Rank::PRIMARY + 1);
+                }
+            }
+            d => assert_eq!(d, Decoders::Fallback),
+        }
+        assert_eq!(decoders(Some("cpu")), Decoders::Software);
+        // the caps are a valid system-memory caps (switching to CUDA memory: this string)
+        let caps = gst::Caps::from_str(DECODED_CAPS).unwrap();
+        assert_eq!(caps.structure(0).unwrap().name(), "video/x-raw");
+        assert!(caps.features(0).unwrap().contains("memory:SystemMemory"));
     }
 
     #[test]

@@ -16,24 +16,29 @@ mod args;
 mod batch;
 mod input;
 mod output;
+mod pair;
 mod plot;
 
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use gst::glib;
 use gst::prelude::*;
-use gstvmafgpu::VmafMessage;
 use gstvmafgpu::model::{FeatureOverload, Model};
 use gstvmafgpu::vmafgpu::report::{Format, Report, ReportTarget};
 
-use args::{Args, Command, FEATURES, OutputFormat};
-use input::{Input, Kind, Range};
-use output::{Collected, MetricMap, Progress};
+use args::{Args, Command, OutputFormat};
+use input::{Input, Kind};
+use output::Collected;
+use pair::score_pair;
+
+/// When the process started (the `--verbose` timings count from it).
+fn process_start() -> Instant {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *START.get_or_init(Instant::now)
+}
 
 /// The `version` written into reports, as the element writes it.
 const REPORT_VERSION: &str = concat!("3.2.0 (vmafgpu ", env!("CARGO_PKG_VERSION"), ")");
@@ -50,6 +55,7 @@ fn fail<T>(msg: impl Into<String>) -> Result<T, Failure> {
 }
 
 fn main() -> ExitCode {
+    process_start();
     let mut argv = Vec::new();
     for a in std::env::args_os().skip(1) {
         match a.into_string() {
@@ -195,8 +201,14 @@ fn run(a: &Args) -> Result<(), Failure> {
     };
     let terminal = std::io::stderr().is_terminal();
     let scored = score_pair(a, terminal && !a.quiet)?;
-    if let (Some(m), false) = (&a.model, a.no_prediction) {
-        let lines = output::summary_lines(m.label(), &m.name, &scored.collected);
+    if !a.no_prediction {
+        // libvmaf: each model's line, then each bootstrap collection's
+        let lines: Vec<_> = (a.models.iter())
+            .map(|m| output::summary_lines(m.label(), &m.name, &scored.collected))
+            .collect();
+        let lines: Vec<String> = (lines.iter().filter_map(|l| l.0.clone()))
+            .chain(lines.iter().filter_map(|l| l.1.clone()))
+            .collect();
         if a.output.is_none() {
             // libvmaf prints nothing on stdout then: the line goes there, for scripts
             for l in &lines {
@@ -215,7 +227,7 @@ fn run(a: &Args) -> Result<(), Failure> {
     write_plot(a, &scored)
 }
 
-/// `--plot`: VMAF (the model's score under its `name=`) and each `--feature` metric, one
+/// `--plot`: VMAF (each model's score under its `name=`) and each `--feature` metric, one
 /// panel each, against the frame index (and seconds when the frame rate is known), with the
 /// pooled mean (libvmaf's pooled score) and the five worst frames.
 fn write_plot(a: &Args, s: &PairScores) -> Result<(), Failure> {
@@ -223,11 +235,11 @@ fn write_plot(a: &Args, s: &PairScores) -> Result<(), Failure> {
         return Ok(());
     };
     let mut metrics: Vec<String> = Vec::new();
-    if let (Some(m), false) = (&a.model, a.no_prediction) {
-        metrics.push(m.name.clone());
+    if !a.no_prediction {
+        metrics.extend(a.models.iter().map(|m| m.name.clone()));
     }
-    for &f in &a.features {
-        metrics.extend(FEATURES[f].metrics.iter().map(|m| m.to_string()));
+    for f in &a.features {
+        metrics.extend(f.metrics().map_err(Failure::Run)?);
     }
     if metrics.is_empty() {
         // --no_prediction with a model: its features are the report
@@ -325,271 +337,6 @@ fn init_gstreamer() -> Result<(), Failure> {
     })
     .clone()
     .map_err(Failure::Run)
-}
-
-/// Score `a`'s pair through a pipeline of its own (`progress`: the meter on stderr).
-fn score_pair(a: &Args, progress: bool) -> Result<PairScores, Failure> {
-    let probe = |path: &str| {
-        input::probe(path, a).map_err(|e| {
-            if e.is_empty() {
-                Failure::Usage(format!(
-                    "{path}: raw .yuv input needs these options:\n  --width/-w\n  --height/-h\n  \
-                     --pixel_format/-p\n  --bitdepth/-b"
-                ))
-            } else {
-                Failure::Run(e)
-            }
-        })
-    };
-    let reference = probe(&a.reference)?;
-    let distorted = probe(&a.distorted)?;
-    validate(&reference, &distorted)?;
-
-    let mut map = MetricMap::default();
-    let model = a
-        .model
-        .as_ref()
-        .map(|m| load_model(m).map(|x| (m, x)))
-        .transpose()?;
-    match &model {
-        Some((m, model)) if !a.no_prediction => {
-            let renamed = model.clone().with_name(&m.name);
-            for (from, to) in model.output_names().iter().zip(renamed.output_names()) {
-                map.rename.insert(from.clone(), to.clone());
-            }
-        }
-        Some((_, model)) => map.drop = model.output_names().iter().cloned().collect(),
-        None => {
-            map.keep_only = Some(
-                a.features
-                    .iter()
-                    .flat_map(|&f| FEATURES[f].metrics.iter().map(|m| m.to_string()))
-                    .collect(),
-            )
-        }
-    }
-
-    init_gstreamer()?;
-
-    let pipeline = gst::Pipeline::new();
-    let vmaf = input::make("vmafgpu").map_err(Failure::Run)?;
-    if let Some((m, _)) = &model {
-        vmaf.set_property("model-filename", model_filename(m));
-        if !m.overloads.is_empty() {
-            vmaf.set_property("model-params", m.overloads.join(":"));
-        }
-        vmaf.set_property("disable-clip", m.disable_clip);
-        vmaf.set_property("enable-transform", m.enable_transform);
-    }
-    for &f in &a.features {
-        vmaf.set_property(FEATURES[f].property, true);
-    }
-    if let Some(t) = a.threads {
-        vmaf.set_property("threads", t);
-    }
-    if let Some(s) = a.subsample {
-        vmaf.set_property("subsample", s);
-    }
-    if let Some(b) = &a.backend {
-        set_backend(&vmaf, b)?;
-    }
-    if let Some(d) = a.device {
-        vmaf.set_property("device-id", d);
-    }
-    vmaf.set_property_from_str("sync", &a.sync);
-    vmaf.set_property("frame-message", true);
-    let sink = input::make("fakesink").map_err(Failure::Run)?;
-    sink.set_property("sync", false);
-    let gst_err =
-        |e: &dyn std::fmt::Debug| Failure::Run(format!("cannot build the pipeline: {e:?}"));
-    pipeline.add_many([&vmaf, &sink]).map_err(|e| gst_err(&e))?;
-    vmaf.link(&sink).map_err(|e| gst_err(&e))?;
-
-    let ref_sink = vmaf.static_pad("ref_sink").expect("vmafgpu has ref_sink");
-    let dist_sink = vmaf.static_pad("dist_sink").expect("vmafgpu has dist_sink");
-    // A decoded input's format and size are known only once it plays: the distorted video then
-    // goes through videoconvert ! videoscale, which the element steers to the reference's.
-    let convert = reference.kind == Kind::Decoded || distorted.kind == Kind::Decoded;
-    let dist_entry = if convert {
-        let conv = input::make("videoconvert").map_err(Failure::Run)?;
-        // no dithering: a 16-bit intermediate packed to 10 bits would change the samples
-        conv.set_property_from_str("dither", "none");
-        let scale = input::make("videoscale").map_err(Failure::Run)?;
-        pipeline
-            .add_many([&conv, &scale])
-            .map_err(|e| gst_err(&e))?;
-        conv.link(&scale).map_err(|e| gst_err(&e))?;
-        scale
-            .static_pad("src")
-            .expect("videoscale has src")
-            .link(&dist_sink)
-            .map_err(|e| gst_err(&e))?;
-        conv.static_pad("sink").expect("videoconvert has sink")
-    } else {
-        dist_sink.clone()
-    };
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let range = |skip| Range {
-        skip,
-        count: a.frame_cnt,
-    };
-    let mut readers = Vec::new();
-    readers.extend(
-        input::add_source(
-            &pipeline,
-            &reference,
-            range(a.frame_skip_ref),
-            &ref_sink,
-            &stop,
-        )
-        .map_err(Failure::Run)?,
-    );
-    readers.extend(
-        input::add_source(
-            &pipeline,
-            &distorted,
-            range(a.frame_skip_dist),
-            &dist_entry,
-            &stop,
-        )
-        .map_err(Failure::Run)?,
-    );
-    if convert {
-        // hold the distorted branch until the reference has caps, so that the element steers
-        // the conversion to the reference's format and size (not the other way round)
-        let probe = dist_entry.add_probe(gst::PadProbeType::BLOCK_DOWNSTREAM, |_, _| {
-            gst::PadProbeReturn::Ok
-        });
-        let probe = std::sync::Mutex::new(probe);
-        let entry = dist_entry.clone();
-        ref_sink.connect_notify(Some("caps"), move |pad, _| {
-            if pad.current_caps().is_some()
-                && let Some(id) = probe.lock().unwrap().take()
-            {
-                entry.remove_probe(id);
-            }
-        });
-    }
-
-    if progress {
-        eprintln!("VMAF version {REPORT_VERSION}");
-    }
-    let known_total = [
-        (&reference, a.frame_skip_ref),
-        (&distorted, a.frame_skip_dist),
-    ]
-    .iter()
-    .map(|(i, skip)| i.frames.map(|n| n.saturating_sub(*skip)))
-    .collect::<Option<Vec<u64>>>()
-    .and_then(|v| v.into_iter().min())
-    .map(|n| {
-        if a.frame_cnt > 0 {
-            n.min(a.frame_cnt)
-        } else {
-            n
-        }
-    });
-
-    let result = score(a, &pipeline, &map, known_total, progress);
-    let info = ref_sink
-        .current_caps()
-        .and_then(|c| gst_video::VideoInfo::from_caps(&c).ok());
-    let geometry = info.as_ref().map_or((0, 0), |i| (i.width(), i.height()));
-    let fps = match reference.kind {
-        Kind::Raw(_) => None,
-        Kind::Y4m(y) => Some(f64::from(y.fps.0) / f64::from(y.fps.1)),
-        Kind::Decoded => info
-            .map(|i| i.fps())
-            .filter(|f| f.numer() > 0 && f.denom() > 0)
-            .map(|f| f64::from(f.numer()) / f64::from(f.denom())),
-    };
-    stop.store(true, Ordering::Relaxed);
-    let _ = pipeline.set_state(gst::State::Null);
-    for r in readers {
-        let _ = r.join();
-    }
-    let (collected, pooled, elapsed) = result?;
-
-    if let Some(p) = &pooled {
-        let (r, d) = (&a.reference, &a.distorted);
-        if p.unmatched_dist > 0 {
-            eprintln!("\"{r}\" ended before \"{d}\".");
-        } else if p.unmatched_ref > 0 {
-            eprintln!("\"{d}\" ended before \"{r}\".");
-        }
-    }
-    if collected.scored == 0 {
-        return fail("problem generating pooled VMAF score: no frame pair was scored");
-    }
-    Ok(PairScores {
-        collected,
-        elapsed,
-        geometry,
-        pooled,
-        fps,
-    })
-}
-
-type Scored = (Collected, Option<gstvmafgpu::PooledMessage>, f64);
-
-/// Play the pipeline to its end, collecting the frame messages.
-fn score(
-    a: &Args,
-    pipeline: &gst::Pipeline,
-    map: &MetricMap,
-    known_total: Option<u64>,
-    show_progress: bool,
-) -> Result<Scored, Failure> {
-    let bus = pipeline.bus().expect("a pipeline has a bus");
-    let started = Instant::now();
-    if pipeline.set_state(gst::State::Playing).is_err() {
-        return fail(first_error(&bus).unwrap_or_else(|| "cannot start the pipeline".into()));
-    }
-    let mut progress = Progress::new(show_progress);
-    let mut total = known_total;
-    let mut collected = Collected::default();
-    let mut pooled = None;
-    let mut last = started;
-    for msg in bus.iter_timed(gst::ClockTime::NONE) {
-        match msg.view() {
-            gst::MessageView::Eos(_) => break,
-            gst::MessageView::Error(e) => {
-                progress.finish();
-                return fail(error_text(e));
-            }
-            gst::MessageView::Warning(w) if !a.quiet => {
-                progress.finish();
-                eprintln!("warning: {}", w.error());
-            }
-            _ => {}
-        }
-        match VmafMessage::from_message(&msg) {
-            Some(Ok(VmafMessage::Frame(f))) => {
-                last = Instant::now();
-                if total.is_none()
-                    && let (Some(d), Some(fd)) = (
-                        pipeline.query_duration::<gst::ClockTime>(),
-                        f.timing.duration,
-                    )
-                {
-                    total = Some(d.nseconds() / fd.nseconds().max(1));
-                    if a.frame_cnt > 0 {
-                        total = total.map(|t| t.min(a.frame_cnt));
-                    }
-                }
-                let index = f.index;
-                collected.add(index, map.apply(f.metrics));
-                progress.update(index + 1, total);
-            }
-            Some(Ok(VmafMessage::Pooled(p))) => pooled = Some(p),
-            Some(Err(e)) => eprintln!("undecodable VMAF message: {e}"),
-            _ => {}
-        }
-    }
-    progress.finish();
-    let elapsed = (last - started).as_secs_f64();
-    Ok((collected, pooled, elapsed))
 }
 
 fn error_text(e: &gst::message::Error) -> String {

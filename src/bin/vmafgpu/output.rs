@@ -77,11 +77,8 @@ pub fn c_f(x: f64) -> String {
 
 /// libvmaf's lines after scoring: `vmaf_v0.6.1: 85.415076`, and for a bootstrap collection
 /// `vmaf_b_v0.6.3: 76.5, ci.p95: [70.1, 81.9], stddev: 2.9` (pooled means).
-pub fn summary_lines(label: &str, name: &str, c: &Collected) -> Vec<String> {
-    let mut lines = Vec::new();
-    if let Some(score) = c.mean(name) {
-        lines.push(format!("{label}: {}", c_f(score)));
-    }
+pub fn summary_lines(label: &str, name: &str, c: &Collected) -> (Option<String>, Option<String>) {
+    let plain = c.mean(name).map(|score| format!("{label}: {}", c_f(score)));
     let stat = |suffix: &str| c.mean(&format!("{name}{suffix}"));
     if let (Some(bagging), Some(lo), Some(hi), Some(stddev)) = (
         stat("_bagging"),
@@ -89,15 +86,18 @@ pub fn summary_lines(label: &str, name: &str, c: &Collected) -> Vec<String> {
         stat("_ci_p95_hi"),
         stat("_stddev"),
     ) {
-        lines.push(format!(
-            "{label}: {}, ci.p95: [{}, {}], stddev: {}",
-            c_f(bagging),
-            c_f(lo),
-            c_f(hi),
-            c_f(stddev)
-        ));
+        return (
+            plain,
+            Some(format!(
+                "{label}: {}, ci.p95: [{}, {}], stddev: {}",
+                c_f(bagging),
+                c_f(lo),
+                c_f(hi),
+                c_f(stddev)
+            )),
+        );
     }
-    lines
+    (plain, None)
 }
 
 /// The progress meter on a terminal's stderr: a bar when the frame count is known.
@@ -183,8 +183,8 @@ mod tests {
         assert_eq!((c.scored, c.frames.len()), (3, 2));
         assert_eq!(
             summary_lines("vmaf_v0.6.1", "v", &c),
-            ["vmaf_v0.6.1: 85.000000"]
+            (Some("vmaf_v0.6.1: 85.000000".to_string()), None)
         );
-        assert!(summary_lines("vmaf_v0.6.1", "vmaf", &c).is_empty());
+        assert_eq!(summary_lines("vmaf_v0.6.1", "vmaf", &c), (None, None));
     }
 }
