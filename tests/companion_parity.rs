@@ -804,7 +804,10 @@ fn v1_kernel_timing() {
         for (_, k, ms) in &t {
             total += ms;
             if ms * 1000.0 > 20.0 {
-                eprintln!("v1_kernel_timing cambi {oname} 4K10 banded: {k}: {:.1} us", ms * 1000.0);
+                eprintln!(
+                    "v1_kernel_timing cambi {oname} 4K10 banded: {k}: {:.1} us",
+                    ms * 1000.0
+                );
             }
         }
         eprintln!("v1_kernel_timing cambi {oname} 4K10 banded: launches one by one: {total:.4} ms");

@@ -533,10 +533,7 @@ impl Cambi {
         let Some(s) = &self.setup else { return };
         let (w0, h0) = s.size;
         let (w1, h1) = s.scales[0];
-        self.scratch = Some((
-            [a.take(2 * w0 * h0), a.take(2 * w0 * h0)],
-            a.take(w1 * h1),
-        ));
+        self.scratch = Some(([a.take(2 * w0 * h0), a.take(2 * w0 * h0)], a.take(w1 * h1)));
     }
 
     pub(crate) fn results(&mut self, a: &mut Arena) {

@@ -257,14 +257,7 @@ impl SpeedPart {
         };
         let (images, means, cov) = (all(|o| o.image), all(|o| o.means), all(|o| o.cov));
         launches.push(launch_speed_stats(images, l.op, l.sub, 4, means, None));
-        launches.push(launch_speed_stats(
-            images,
-            l.op,
-            l.sub,
-            4,
-            means,
-            Some(cov),
-        ));
+        launches.push(launch_speed_stats(images, l.op, l.sub, 4, means, Some(cov)));
     }
 
     pub(crate) fn into_scores(self) -> Option<SpeedScores> {
