@@ -31,13 +31,19 @@
 //   speed_local_mean(const float *src, int w, int h, int fw, const float *taps, float *dst)
 //       grid ceil(w * h / VG_BLOCK): dst = src - the separable filter of src (vertical pass,
 //       then horizontal, mirrored -i / 2n - i - 2: the host checks fw / 2 < w, h).
-//   speed_means(const float *img, int stride, int sw, int sh, float *means)
-//       grid 1: means[k] (k < 25) = the float sum of the sw x sh sub-image at (k / 5, k % 5),
+//   speed_means(const float *img, int stride, int sw, int sh, int side_elems, float *means)
+//       grid (1, sides): for side s = blockIdx.y, the image at img + s * side_elems;
+//       means[s * 25 + k] (k < 25) = the float sum of the sw x sh sub-image at (k / 5, k % 5),
 //       row by row, divided by sw * sh (as float).
-//   speed_cov(const float *img, int stride, int sw, int sh, const float *means, float *cov)
-//       grid ceil(325 / VG_BLOCK): for x < 25, y <= x, the double sum over the sub-images of
-//       (img_x - mean_x) * (img_y - mean_y), row by row, divided by sw * sh and rounded to
-//       float, into cov[x * 25 + y] and cov[y * 25 + x].
+//   speed_cov(const float *img, int stride, int sw, int sh, int side_elems, const float *means,
+//             float *cov)
+//       grid (ceil(325 / VG_BLOCK), sides): for side s = blockIdx.y (image at
+//       img + s * side_elems, means at means + s * 25), for x < 25, y <= x, the double sum
+//       over the sub-images of (img_x - mean_x) * (img_y - mean_y), row by row, divided by
+//       sw * sh and rounded to float, into cov[s * 625 + x * 25 + y] and [s * 625 + y * 25 + x].
+//   Each sum is one thread's chain in the CPU's order; the loads of SPEED_UNROLL terms are
+//   issued before their additions (the order of the additions is unchanged), so the chain
+//   waits on the additions, not on each load.
 //
 // There is no integer accumulator here: everything is float or double, as in the C.
 
@@ -170,25 +176,39 @@ speed_local_mean(const float *__restrict__ src, int w, int h, int fw,
     dst[o] = __fadd_rn(src[o], -blurred);
 }
 
+#define SPEED_UNROLL 16
+
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
-speed_means(const float *__restrict__ img, int stride, int sw, int sh,
+speed_means(const float *__restrict__ img, int stride, int sw, int sh, int side_elems,
             float *__restrict__ means) {
     const int k = vg_tid();
     if (blockIdx.x != 0 || k >= SPEED_EIB) return;
+    img += (vg_i64)blockIdx.y * side_elems;
     const int r0 = k / SPEED_BLOCK, c0 = k % SPEED_BLOCK;
     float sum = 0.0f;
     for (int i = 0; i < sh; ++i) {
         const float *row = img + (vg_i64)(r0 + i) * stride + c0;
-        for (int j = 0; j < sw; ++j) sum = __fadd_rn(sum, row[j]);
+        int j = 0;
+        for (; j + SPEED_UNROLL <= sw; j += SPEED_UNROLL) {
+            float v[SPEED_UNROLL];
+#pragma unroll
+            for (int u = 0; u < SPEED_UNROLL; ++u) v[u] = row[j + u];
+#pragma unroll
+            for (int u = 0; u < SPEED_UNROLL; ++u) sum = __fadd_rn(sum, v[u]);
+        }
+        for (; j < sw; ++j) sum = __fadd_rn(sum, row[j]);
     }
-    means[k] = __fdiv_rn(sum, (float)(sw * sh));
+    means[blockIdx.y * SPEED_EIB + k] = __fdiv_rn(sum, (float)(sw * sh));
 }
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
-speed_cov(const float *__restrict__ img, int stride, int sw, int sh,
+speed_cov(const float *__restrict__ img, int stride, int sw, int sh, int side_elems,
           const float *__restrict__ means, float *__restrict__ cov) {
     const int p = (int)blockIdx.x * VG_BLOCK + vg_tid();
     if (p >= SPEED_PAIRS) return;
+    img += (vg_i64)blockIdx.y * side_elems;
+    means += blockIdx.y * SPEED_EIB;
+    cov += blockIdx.y * SPEED_EIB * SPEED_EIB;
     // Pair p = x (x + 1) / 2 + y with y <= x.
     int x = 0;
     while ((x + 1) * (x + 2) / 2 <= p) ++x;
@@ -200,7 +220,22 @@ speed_cov(const float *__restrict__ img, int stride, int sw, int sh,
     for (int i = 0; i < sh; ++i) {
         const float *ax = img + (vg_i64)(rx + i) * stride + cx;
         const float *ay = img + (vg_i64)(ry + i) * stride + cy;
-        for (int j = 0; j < sw; ++j) {
+        int j = 0;
+        for (; j + SPEED_UNROLL <= sw; j += SPEED_UNROLL) {
+            float va[SPEED_UNROLL], vb[SPEED_UNROLL];
+#pragma unroll
+            for (int u = 0; u < SPEED_UNROLL; ++u) {
+                va[u] = ax[j + u];
+                vb[u] = ay[j + u];
+            }
+#pragma unroll
+            for (int u = 0; u < SPEED_UNROLL; ++u) {
+                const double a = __dadd_rn((double)va[u], -mx);
+                const double b = __dadd_rn((double)vb[u], -my);
+                acc = __dadd_rn(acc, __dmul_rn(a, b));
+            }
+        }
+        for (; j < sw; ++j) {
             const double a = __dadd_rn((double)ax[j], -mx);
             const double b = __dadd_rn((double)ay[j], -my);
             acc = __dadd_rn(acc, __dmul_rn(a, b));

@@ -722,3 +722,94 @@ fn speed_chroma_equals_cpu() {
     }
     rep.finish("speed_chroma_equals_cpu");
 }
+
+/// Where the GPU time of VMAF v1's companions goes: each launch of the CAMBI and SpEED chroma
+/// plan timed alone (CUDA events, 20 repetitions), with the v1 models' options, at 1080p and
+/// 4K 10-bit 4:2:0 (3d0h's SpEED kernel scale 1.0, 1d5h_2160's the default); then the
+/// metrics' totals and `compute()` end to end; then CAMBI alone on banded 4K content. Prints
+/// only (figures go to BENCHMARKS.md).
+#[test]
+fn v1_kernel_timing() {
+    use gstvmafgpu::features::cambi::CambiParams;
+    use gstvmafgpu::features::speed::SpeedChromaParams;
+    let Some(mut g) = gpu_or_skip("v1_kernel_timing") else {
+        return;
+    };
+    let cambi = CambiParams {
+        high_res_speedup: 1080,
+        max_val: 17.0,
+        vis_lum_threshold: 0.06,
+        ..Default::default()
+    };
+    let speed = |kernelscale: f64| SpeedChromaParams {
+        kernelscale,
+        sigma_nn: 0.19,
+        nn_floor: 0.1,
+        max_val: 45.0,
+        weight_var_mode: 5,
+        ..SpeedChromaParams::default()
+    };
+    for (name, w, h, ks) in [
+        ("3d0h 1080p10", 1920, 1080, 1.0),
+        (
+            "1d5h_2160 4K10",
+            3840,
+            2160,
+            SpeedChromaParams::default().kernelscale,
+        ),
+    ] {
+        let mut j = job(Content::Natural, (w, h, 10), Some((1, 1)), 11);
+        j.companions = Companions {
+            cambi: Some(cambi),
+            speed_chroma: Some(speed(ks)),
+            ..Default::default()
+        };
+        let t = g.time_launches(&j, 20).expect("timing");
+        let mut total = 0.0;
+        for (m, k, ms) in &t {
+            total += ms;
+            eprintln!("v1_kernel_timing {name}: {m} {k}: {:.1} us", ms * 1000.0);
+        }
+        eprintln!("v1_kernel_timing {name}: launches one by one: {total:.4} ms");
+        for (m, ms) in g.time_metrics(&j, 20).expect("timing") {
+            eprintln!("v1_kernel_timing {name}: metric {m}: {ms:.4} ms/frame");
+        }
+        let t0 = std::time::Instant::now();
+        for _ in 0..20 {
+            g.compute(&j).expect("compute");
+        }
+        eprintln!(
+            "v1_kernel_timing {name}: compute() incl. uploads, readback, host tail: {:.3} ms/frame",
+            t0.elapsed().as_secs_f64() * 50.0
+        );
+    }
+    // CAMBI on banded content (most pixels masked and in band: the c-values' worst case), with
+    // the v1 options and libvmaf's defaults (window 65), 4K 10-bit.
+    for (oname, p) in [("v1", cambi), ("default", CambiParams::default())] {
+        let d = gpu_content::banded(3840, 2160, 10, 5);
+        let mut j = gpu_content::job(
+            5,
+            d.clone(),
+            d,
+            None,
+            VifParams::default(),
+            AdmParams::default(),
+        );
+        j.companions = Companions {
+            cambi: Some(p),
+            ..Default::default()
+        };
+        let t = g.time_launches(&j, 5).expect("timing");
+        let mut total = 0.0;
+        for (_, k, ms) in &t {
+            total += ms;
+            if ms * 1000.0 > 20.0 {
+                eprintln!(
+                    "v1_kernel_timing cambi {oname} 4K10 banded: {k}: {:.1} us",
+                    ms * 1000.0
+                );
+            }
+        }
+        eprintln!("v1_kernel_timing cambi {oname} 4K10 banded: launches one by one: {total:.4} ms");
+    }
+}

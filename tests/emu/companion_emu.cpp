@@ -185,18 +185,17 @@ int main() {
         else if (name == "ciede_pixels_table") { fn = [=] { ciede_pixels_table((const vg_u16 *)P(0), (const vg_u16 *)P(1), (const vg_u16 *)P(2), (const vg_u16 *)P(3), (const vg_u16 *)P(4), (const vg_u16 *)P(5), I(6), I(7), I(8), I(9), I(10), I(11), I(12), (const CiedeEntry *)P(13), (double *)P(14)); }; }
         else if (name == "cambi_pre") { fn = [=] { cambi_pre((const vg_u16 *)P(0), I(1), I(2), (const vg_u32 *)P(3), (const vg_u32 *)P(4), I(5), I(6), (vg_u16 *)P(7)); }; }
         else if (name == "cambi_dither") { fn = [=] { cambi_dither((const vg_u16 *)P(0), I(1), I(2), (vg_u16 *)P(3)); }; }
-        else if (name == "cambi_mode") { fn = [=] { cambi_mode((const vg_u16 *)P(0), I(1), I(2), (vg_u16 *)P(3)); }; }
-        else if (name == "cambi_decimate_u16") { fn = [=] { cambi_decimate_u16((const vg_u16 *)P(0), I(1), I(2), (vg_u16 *)P(3)); }; }
-        else if (name == "cambi_decimate_u8") { fn = [=] { cambi_decimate_u8((const vg_u8 *)P(0), I(1), I(2), (vg_u8 *)P(3)); }; }
+        else if (name == "cambi_mode") { fn = [=] { cambi_mode((const vg_u16 *)P(0), I(1), I(2), I(3), (vg_u16 *)P(4)); }; }
         else if (name == "cambi_mask") { fn = [=] { cambi_mask((const vg_u16 *)P(0), I(1), I(2), I(3), I(4), (vg_u8 *)P(5)); }; }
-        else if (name == "cambi_cvalues") { fn = [=] { cambi_cvalues((const vg_u16 *)P(0), (const vg_u8 *)P(1), I(2), I(3), I(4), I(5), I(6), I(7), (const vg_u32 *)P(8), (const float *)P(9), (float *)P(10), (vg_u64 *)P(11)); }; }
+        else if (name == "cambi_cvalues") { fn = [=] { cambi_cvalues((const vg_u16 *)P(0), (const vg_u8 *)P(1), I(2), I(3), I(4), I(5), I(6), I(7), I(8), I(9), (const vg_u32 *)P(10), (const float *)P(11), (float *)P(12), (vg_u64 *)P(13)); }; }
+        else if (name == "cambi_cvalues_tiled") { fn = [=] { cambi_cvalues_tiled((const vg_u16 *)P(0), (const vg_u8 *)P(1), I(2), I(3), I(4), I(5), I(6), I(7), I(8), I(9), (const vg_u32 *)P(10), (const float *)P(11), (float *)P(12), (vg_u64 *)P(13)); }; }
         else if (name == "speed_load") { fn = [=] { speed_load((const vg_u16 *)P(0), I(1), I(2), (float *)P(3)); }; }
         else if (name == "speed_prescale") { fn = [=] { speed_prescale((const float *)P(0), I(1), I(2), I(3), I(4), I(5), I(6), (const int *)P(7), (const float *)P(8), (const int *)P(9), (const float *)P(10), (float *)P(11)); }; }
         else if (name == "speed_filter_v") { fn = [=] { speed_filter_v((const float *)P(0), I(1), I(2), (const float *)P(3), I(4), (const int *)P(5), I(6), (const int *)P(7), (float *)P(8)); }; }
         else if (name == "speed_filter_h") { fn = [=] { speed_filter_h((const float *)P(0), I(1), I(2), (const float *)P(3), I(4), I(5), (const int *)P(6), (float *)P(7)); }; }
         else if (name == "speed_local_mean") { fn = [=] { speed_local_mean((const float *)P(0), I(1), I(2), I(3), (const float *)P(4), (float *)P(5)); }; }
-        else if (name == "speed_means") { fn = [=] { speed_means((const float *)P(0), I(1), I(2), I(3), (float *)P(4)); }; }
-        else if (name == "speed_cov") { fn = [=] { speed_cov((const float *)P(0), I(1), I(2), I(3), (const float *)P(4), (float *)P(5)); }; }
+        else if (name == "speed_means") { fn = [=] { speed_means((const float *)P(0), I(1), I(2), I(3), I(4), (float *)P(5)); }; }
+        else if (name == "speed_cov") { fn = [=] { speed_cov((const float *)P(0), I(1), I(2), I(3), I(4), (const float *)P(5), (float *)P(6)); }; }
         else fail(("unknown kernel " + name).c_str());
         pool.run(gx, gy, fn);
     }

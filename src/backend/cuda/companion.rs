@@ -1214,4 +1214,32 @@ impl CompanionGpu {
         }
         Ok(out)
     }
+
+    /// GPU milliseconds of each launch of the frame plan (events around each launch, one
+    /// stream, `reps` times each, after one normal run of `job`), in plan order, with the
+    /// kernel's name: where a metric's time goes. Uploads and the readback are not included.
+    pub fn time_launches(
+        &mut self,
+        job: &FrameJob,
+        reps: usize,
+    ) -> Result<Vec<(&'static str, &'static str, f64)>> {
+        self.compute(job)?;
+        let f = self.frame.as_ref().expect("set up");
+        let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.ctx.new_event(timed).map_err(be("cuEventCreate"))?;
+        let end = self.ctx.new_event(timed).map_err(be("cuEventCreate"))?;
+        let s = &self.launcher.stream;
+        let mut out = Vec::new();
+        for l in &f.plan.launches {
+            start.record(s).map_err(be("cuEventRecord"))?;
+            for _ in 0..reps.max(1) {
+                launch(&self.launcher, s, &f.plan, f.base, 0, l)?;
+            }
+            end.record(s).map_err(be("cuEventRecord"))?;
+            s.synchronize().map_err(be("cuStreamSynchronize"))?;
+            let ms = start.elapsed_ms(&end).map_err(be("cuEventElapsedTime"))? as f64;
+            out.push((l.metric, l.kernel.name(), ms / reps.max(1) as f64));
+        }
+        Ok(out)
+    }
 }

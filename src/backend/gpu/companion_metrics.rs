@@ -473,8 +473,8 @@ pub(crate) struct Cambi {
     setup: Option<cambi::DeviceSetup>,
     /// xs, ys, fire, recip.
     tables: Option<[Region; 4]>,
-    /// Two images of the preprocessed size and two masks of scale 0's size (ping-pong).
-    scratch: Option<([Region; 2], [Region; 2])>,
+    /// Two images of the preprocessed size (ping-pong) and scale 0's mask.
+    scratch: Option<([Region; 2], Region)>,
     /// Per scale: the sums (a result) and the c-values (on the device).
     pub(crate) sums: Option<[Region; cambi::NUM_SCALES]>,
     pub(crate) cv: Option<[Region; cambi::NUM_SCALES]>,
@@ -533,10 +533,7 @@ impl Cambi {
         let Some(s) = &self.setup else { return };
         let (w0, h0) = s.size;
         let (w1, h1) = s.scales[0];
-        self.scratch = Some((
-            [a.take(2 * w0 * h0), a.take(2 * w0 * h0)],
-            [a.take(w1 * h1), a.take(w1 * h1)],
-        ));
+        self.scratch = Some(([a.take(2 * w0 * h0), a.take(2 * w0 * h0)], a.take(w1 * h1)));
     }
 
     pub(crate) fn results(&mut self, a: &mut Arena) {
@@ -573,7 +570,7 @@ impl Cambi {
         ));
         let mut cur = img[0];
         if s.anti_dither {
-            launches.push(launch_cambi_image(Kernel::CambiDither, cur, s.size, img[1]));
+            launches.push(launch_cambi_dither(cur, s.size, img[1]));
             cur = img[1];
         }
         launches.push(launch_cambi_mask(
@@ -581,38 +578,31 @@ impl Cambi {
             s.size,
             s.mask_index,
             s.speedup,
-            mask[0],
+            mask,
         ));
-        let mut mcur = mask[0];
-        if s.speedup {
-            let next = other(cur, img);
-            launches.push(launch_cambi_decimate(true, cur, s.size, next));
-            cur = next;
-        }
         let win = CambiWindow {
             pad: s.pad,
             lo: s.band.0,
             len: s.band.1,
             nd: s.num_diffs,
         };
+        // Each scale: the mode filter of the previous image decimated by 2 (scale 0: of the
+        // preprocessed image, decimated with the speed-up), then the c-values, with the mask of
+        // scale 0 read at every 2^scale-th row and column (cambi.c decimates image and mask
+        // alike).
+        let mut prev = s.size;
         for scale in 0..cambi::NUM_SCALES {
-            if scale > 0 {
-                let prev = s.scales[scale - 1];
-                let next = other(cur, img);
-                launches.push(launch_cambi_decimate(true, cur, prev, next));
-                cur = next;
-                let mnext = other(mcur, mask);
-                launches.push(launch_cambi_decimate(false, mcur, prev, mnext));
-                mcur = mnext;
-            }
-            let size = s.scales[scale];
             let next = other(cur, img);
-            launches.push(launch_cambi_image(Kernel::CambiMode, cur, size, next));
+            let (l, size) = launch_cambi_mode(cur, prev, scale > 0 || s.speedup, next);
+            assert_eq!(size, s.scales[scale], "CAMBI scale {scale}'s size");
+            launches.push(l);
             cur = next;
+            prev = size;
             zero.push(sums[scale]);
             launches.push(launch_cambi_cvalues(
-                (cur, mcur),
+                (cur, mask),
                 size,
+                (s.scales[0], scale as u32),
                 win,
                 (fire, recip),
                 cv[scale],

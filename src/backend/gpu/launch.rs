@@ -37,10 +37,9 @@ pub enum Kernel {
     CambiPre,
     CambiDither,
     CambiMask,
-    CambiDecimateU16,
-    CambiDecimateU8,
     CambiMode,
     CambiCvalues,
+    CambiCvaluesTiled,
     SpeedLoad,
     SpeedPrescale,
     SpeedFilterV,
@@ -59,7 +58,7 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 31] = [
+    pub const ALL: [Kernel; 30] = [
         Kernel::PsnrSse,
         Kernel::SsimLoad,
         Kernel::SsimDecimateLpf,
@@ -80,10 +79,9 @@ impl Kernel {
         Kernel::CambiPre,
         Kernel::CambiDither,
         Kernel::CambiMask,
-        Kernel::CambiDecimateU16,
-        Kernel::CambiDecimateU8,
         Kernel::CambiMode,
         Kernel::CambiCvalues,
+        Kernel::CambiCvaluesTiled,
         Kernel::SpeedLoad,
         Kernel::SpeedPrescale,
         Kernel::SpeedFilterV,
@@ -116,10 +114,9 @@ impl Kernel {
             Kernel::CambiPre => "cambi_pre",
             Kernel::CambiDither => "cambi_dither",
             Kernel::CambiMask => "cambi_mask",
-            Kernel::CambiDecimateU16 => "cambi_decimate_u16",
-            Kernel::CambiDecimateU8 => "cambi_decimate_u8",
             Kernel::CambiMode => "cambi_mode",
             Kernel::CambiCvalues => "cambi_cvalues",
+            Kernel::CambiCvaluesTiled => "cambi_cvalues_tiled",
             Kernel::SpeedLoad => "speed_load",
             Kernel::SpeedPrescale => "speed_prescale",
             Kernel::SpeedFilterV => "speed_filter_v",
@@ -151,19 +148,19 @@ impl Kernel {
             ],
             Kernel::CiedeLabTable => &[Ptr],
             Kernel::CambiPre => &[Ptr, I32, I32, Ptr, Ptr, I32, I32, Ptr],
-            Kernel::CambiDither
-            | Kernel::CambiDecimateU16
-            | Kernel::CambiDecimateU8
-            | Kernel::CambiMode => &[Ptr, I32, I32, Ptr],
+            Kernel::CambiDither => &[Ptr, I32, I32, Ptr],
+            Kernel::CambiMode => &[Ptr, I32, I32, I32, Ptr],
             Kernel::CambiMask => &[Ptr, I32, I32, I32, I32, Ptr],
-            Kernel::CambiCvalues => &[Ptr, Ptr, I32, I32, I32, I32, I32, I32, Ptr, Ptr, Ptr, Ptr],
+            Kernel::CambiCvalues | Kernel::CambiCvaluesTiled => &[
+                Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, I32, Ptr, Ptr, Ptr, Ptr,
+            ],
             Kernel::SpeedLoad => &[Ptr, I32, I32, Ptr],
             Kernel::SpeedPrescale => &[Ptr, I32, I32, I32, I32, I32, I32, Ptr, Ptr, Ptr, Ptr, Ptr],
             Kernel::SpeedFilterV => &[Ptr, I32, I32, Ptr, I32, Ptr, I32, Ptr, Ptr],
             Kernel::SpeedFilterH => &[Ptr, I32, I32, Ptr, I32, I32, Ptr, Ptr],
             Kernel::SpeedLocalMean => &[Ptr, I32, I32, I32, Ptr, Ptr],
-            Kernel::SpeedMeans => &[Ptr, I32, I32, I32, Ptr],
-            Kernel::SpeedCov => &[Ptr, I32, I32, I32, Ptr, Ptr],
+            Kernel::SpeedMeans => &[Ptr, I32, I32, I32, I32, Ptr],
+            Kernel::SpeedCov => &[Ptr, I32, I32, I32, I32, Ptr, Ptr],
             Kernel::CiedePixelsTable => &[
                 Ptr, Ptr, Ptr, Ptr, Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, Ptr, Ptr,
             ],
@@ -684,20 +681,13 @@ pub(crate) fn launch_cambi_pre(
     }
 }
 
-/// `cambi_dither` and `cambi_mode` (`kernel`): `src`, `dst` are `w` x `h` u16 (distinct
-/// regions); reads and writes below `w * h` only (neighbours inside the image).
-pub(crate) fn launch_cambi_image(
-    kernel: Kernel,
-    src: Region,
-    (w, h): (usize, usize),
-    dst: Region,
-) -> Launch {
-    assert!(matches!(kernel, Kernel::CambiDither | Kernel::CambiMode));
+/// `cambi_dither`: `src`, `dst` are `w` x `h` u16 (distinct regions).
+pub(crate) fn launch_cambi_dither(src: Region, (w, h): (usize, usize), dst: Region) -> Launch {
     assert!(w > 0 && h > 0 && src.off != dst.off);
-    need(src, 2 * w * h, "cambi image src");
-    need(dst, 2 * w * h, "cambi image dst");
+    need(src, 2 * w * h, "cambi_dither src");
+    need(dst, 2 * w * h, "cambi_dither dst");
     Launch {
-        kernel,
+        kernel: Kernel::CambiDither,
         grid: (blocks(w * h, BLOCK as usize), 1),
         args: vec![
             KArg::Ptr(src),
@@ -709,38 +699,44 @@ pub(crate) fn launch_cambi_image(
     }
 }
 
-/// `cambi_decimate_u16` (`wide`) / `cambi_decimate_u8`: `src` is `w` x `h` samples, `dst`
-/// receives `((w + 1) / 2) x ((h + 1) / 2)`; reads even rows and columns of `src` only.
-pub(crate) fn launch_cambi_decimate(
-    wide: bool,
+/// `cambi_mode`: `src` is `w` x `h` u16; `dst` (a distinct region) receives the mode filter of
+/// `src`, or with `dec` of its decimation by 2 (`((w + 1) / 2) x ((h + 1) / 2)`, read at the
+/// even rows and columns of `src`). Returns the launch and the output size.
+pub(crate) fn launch_cambi_mode(
     src: Region,
     (w, h): (usize, usize),
+    dec: bool,
     dst: Region,
-) -> Launch {
-    let b = if wide { 2 } else { 1 };
-    let (ow, oh) = (w.div_ceil(2), h.div_ceil(2));
+) -> (Launch, (usize, usize)) {
+    let (ow, oh) = if dec {
+        (w.div_ceil(2), h.div_ceil(2))
+    } else {
+        (w, h)
+    };
     assert!(w > 0 && h > 0 && src.off != dst.off);
-    need(src, b * w * h, "cambi_decimate src");
-    need(dst, b * ow * oh, "cambi_decimate dst");
-    Launch {
-        kernel: if wide {
-            Kernel::CambiDecimateU16
-        } else {
-            Kernel::CambiDecimateU8
-        },
+    need(src, 2 * w * h, "cambi_mode src");
+    need(dst, 2 * ow * oh, "cambi_mode dst");
+    let l = Launch {
+        kernel: Kernel::CambiMode,
         grid: (blocks(ow * oh, BLOCK as usize), 1),
         args: vec![
             KArg::Ptr(src),
             KArg::I32(i32_of(w)),
             KArg::I32(i32_of(h)),
+            KArg::I32(i32::from(dec)),
             KArg::Ptr(dst),
         ],
         metric: "cambi",
-    }
+    };
+    (l, (ow, oh))
 }
 
+const _: () = assert!(BLOCK == 16 * 16, "cambi_mask's 16 x 16 tile");
+
 /// `cambi_mask`: `img` is `w` x `h` u16, `mask` receives `w` x `h` flags, or with `half` the
-/// even rows and columns' (`((w + 1) / 2) x ((h + 1) / 2)`). Reads inside the image only.
+/// even rows and columns' (`((w + 1) / 2) x ((h + 1) / 2)`); blocks of 16 x 16 flags (the
+/// kernel's tile, [`BLOCK`] = 256 threads), `grid.1 <= 65535` (heights up to 1M rows; checked
+/// by `check_launch`). Reads inside the image only.
 pub(crate) fn launch_cambi_mask(
     img: Region,
     (w, h): (usize, usize),
@@ -758,7 +754,10 @@ pub(crate) fn launch_cambi_mask(
     need(mask, mw * mh, "cambi_mask mask");
     Launch {
         kernel: Kernel::CambiMask,
-        grid: (blocks(mw * mh, BLOCK as usize), 1),
+        grid: (
+            u32::try_from(mw.div_ceil(16)).expect("mask width"),
+            u32::try_from(mh.div_ceil(16)).expect("mask height"),
+        ),
         args: vec![
             KArg::Ptr(img),
             KArg::I32(i32_of(w)),
@@ -784,7 +783,8 @@ pub(crate) struct CambiWindow {
 /// Entries of libvmaf's reciprocal table (cambi.h `recip_lut`).
 pub(crate) const CAMBI_RECIP_LEN: usize = 4226;
 
-/// `cambi_cvalues`: `img` (u16) and `mask` (u8) are `w` x `h`; `fire` holds
+/// `cambi_cvalues`: `img` (u16) is `w` x `h`, `mask` (u8) scale 0's `mw` x `mh` mask, of which
+/// the scale's is every `2^mshift`-th row and column; `fire` holds
 /// [`crate::features::cambi::DEVICE_VALUES`] u32, `recip` [`CAMBI_RECIP_LEN`] floats (the
 /// window's area `(2 pad + 1)^2` below it, so every `p0 + pmax` indexes inside); `cv` receives
 /// `w` x `h` floats and `sums` (zeroed before) two u64: the c-values' sum in units of 2^-24 and
@@ -793,6 +793,7 @@ pub(crate) const CAMBI_RECIP_LEN: usize = 4226;
 pub(crate) fn launch_cambi_cvalues(
     (img, mask): (Region, Region),
     (w, h): (usize, usize),
+    ((mw, mh), mshift): ((usize, usize), u32),
     win: CambiWindow,
     (fire, recip): (Region, Region),
     cv: Region,
@@ -802,7 +803,9 @@ pub(crate) fn launch_cambi_cvalues(
     assert!(w > 0 && h > 0 && side * side < CAMBI_RECIP_LEN);
     assert!((1..=32).contains(&win.nd) && win.lo >= 0 && cambi_sum_fits(w * h));
     need(img, 2 * w * h, "cambi_cvalues img");
-    need(mask, w * h, "cambi_cvalues mask");
+    // The scale's mask is scale 0's (mw x mh) at every 2^mshift-th row and column.
+    assert!(mshift < 8 && ((w - 1) << mshift) < mw && ((h - 1) << mshift) < mh);
+    need(mask, mw * mh, "cambi_cvalues mask");
     need(
         fire,
         4 * crate::features::cambi::DEVICE_VALUES,
@@ -811,14 +814,31 @@ pub(crate) fn launch_cambi_cvalues(
     need(recip, 4 * CAMBI_RECIP_LEN, "cambi_cvalues recip");
     need(cv, 4 * w * h, "cambi_cvalues cv");
     need(sums, 16, "cambi_cvalues sums");
+    // The tiled kernel (16 x 16 pixels a block, the window's samples from shared memory) holds
+    // a window row's counts in 7-bit fields of a u64 (2 nd + 1 <= 9 fields); pad <= 32 follows
+    // from the area's bound above.
+    let tiled = win.nd <= CAMBI_TILE_ND;
     Launch {
-        kernel: Kernel::CambiCvalues,
-        grid: (blocks(w * h, BLOCK as usize), 1),
+        kernel: if tiled {
+            Kernel::CambiCvaluesTiled
+        } else {
+            Kernel::CambiCvalues
+        },
+        grid: if tiled {
+            (
+                u32::try_from(w.div_ceil(16)).expect("width"),
+                u32::try_from(h.div_ceil(16)).expect("height"),
+            )
+        } else {
+            (blocks(w * h, BLOCK as usize), 1)
+        },
         args: vec![
             KArg::Ptr(img),
             KArg::Ptr(mask),
             KArg::I32(i32_of(w)),
             KArg::I32(i32_of(h)),
+            KArg::I32(i32_of(mw)),
+            KArg::I32(mshift as i32),
             KArg::I32(i32_of(win.pad)),
             KArg::I32(win.lo),
             KArg::I32(i32_of(win.len)),
@@ -831,6 +851,9 @@ pub(crate) fn launch_cambi_cvalues(
         metric: "cambi",
     }
 }
+
+/// The largest `nd` of `cambi_cvalues_tiled` (kernels/cambi.cu `CAMBI_TILE_ND`).
+pub(crate) const CAMBI_TILE_ND: usize = 4;
 
 /// The largest c-value in units of 2^-24, bounded: `9 * 4225 / 4 * 2^24 < 2^38`.
 pub(crate) const CAMBI_MAX_C_UNITS: u64 = 1 << 38;
@@ -1015,29 +1038,33 @@ pub(crate) fn launch_speed_local_mean(
     }
 }
 
-/// `speed_means` (`cov` `None`) or `speed_cov`: `img` is a `w` x `h` float image and the
-/// `sw` x `sh` submatrix shifted by up to 4 in each direction stays inside it (`sw + 4 <= w`,
-/// `sh + 4 <= h`); `means` receives (`speed_means`) or holds (`speed_cov`) 25 floats, `cov`
-/// receives 625 floats.
+/// `speed_means` (`cov` `None`) or `speed_cov`, for `sides` images at once (one chain of
+/// additions a sum, grid `(.., sides)`): `img` holds `sides` consecutive `w` x `h` float images
+/// and the `sw` x `sh` submatrix shifted by up to 4 in each direction stays inside each
+/// (`sw + 4 <= w`, `sh + 4 <= h`); `means` receives (`speed_means`) or holds (`speed_cov`) 25
+/// floats a side, `cov` receives 625 floats a side.
 pub(crate) fn launch_speed_stats(
     img: Region,
     (w, h): (usize, usize),
     (sw, sh): (usize, usize),
+    sides: usize,
     means: Region,
     cov: Option<Region>,
 ) -> Launch {
     assert!(sw > 0 && sh > 0 && sw + 4 <= w && sh + 4 <= h);
-    need(img, 4 * w * h, "speed_stats img");
-    need(means, 4 * 25, "speed_stats means");
+    assert!((1..=65535).contains(&sides));
+    need(img, 4 * w * h * sides, "speed_stats img");
+    need(means, 4 * 25 * sides, "speed_stats means");
     let mut args = vec![
         KArg::Ptr(img),
         KArg::I32(i32_of(w)),
         KArg::I32(i32_of(sw)),
         KArg::I32(i32_of(sh)),
+        KArg::I32(i32_of(w * h)),
         KArg::Ptr(means),
     ];
     if let Some(c) = cov {
-        need(c, 4 * 625, "speed_cov cov");
+        need(c, 4 * 625 * sides, "speed_cov cov");
         args.push(KArg::Ptr(c));
     }
     Launch {
@@ -1052,7 +1079,7 @@ pub(crate) fn launch_speed_stats(
             } else {
                 1
             },
-            1,
+            u32::try_from(sides).expect("sides <= 65535"),
         ),
         args,
         metric: "speed_chroma",

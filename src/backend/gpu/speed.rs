@@ -7,8 +7,9 @@
 //!
 //! The tables (prescale indices and weights, filter taps, the sampled filter's mirrored rows and
 //! needed columns) are the CPU's ([`GpuLayout`]), uploaded once per geometry. The four sides
-//! share one set of scratch images (their launches run in order on the metric's stream); each
-//! side's statistics are results (read back: 4 x (op_w x op_h + 650) floats, 130 KB at 4K
+//! share one set of scratch images (their launches run in order on the metric's stream), then
+//! one launch computes the four sides' means and one their covariances; each side's statistics
+//! are results (read back: 4 x (op_w x op_h + 650) floats, 130 KB at 4K
 //! 4:2:0).
 //!
 //! [`Plan`]: super::companion_plan::Plan
@@ -159,10 +160,24 @@ impl SpeedPart {
     pub(crate) fn results(&mut self, a: &mut Arena) {
         let Some(l) = &self.layout else { return };
         let (ow, oh) = l.op;
-        self.out = Some([0; 4].map(|_| SideOut {
-            image: a.take(4 * ow * oh),
-            means: a.take(4 * 25),
-            cov: a.take(4 * 625),
+        // The four sides' images, means and covariances each one region, side after side (the
+        // statistics' launches take the four sides at once).
+        let (images, means, cov) = (
+            a.take(4 * 4 * ow * oh),
+            a.take(4 * 4 * 25),
+            a.take(4 * 4 * 625),
+        );
+        let part = |r: Region, k: usize| {
+            let bytes = r.bytes / 4;
+            Region {
+                off: r.off + k * bytes,
+                bytes,
+            }
+        };
+        self.out = Some(std::array::from_fn(|k| SideOut {
+            image: part(images, k),
+            means: part(means, k),
+            cov: part(cov, k),
         }));
         if let Some(s) = self.scores.as_mut() {
             s.out = self.out;
@@ -226,21 +241,23 @@ impl SpeedPart {
                 s.small,
             ));
             let o = out[k];
+            debug_assert_eq!(o.image.off, out[0].image.off + k * o.image.bytes);
             launches.push(launch_speed_local_mean(
                 s.small,
                 l.op,
                 (t.small, sfw),
                 o.image,
             ));
-            launches.push(launch_speed_stats(o.image, l.op, l.sub, o.means, None));
-            launches.push(launch_speed_stats(
-                o.image,
-                l.op,
-                l.sub,
-                o.means,
-                Some(o.cov),
-            ));
         }
+        // The four sides' statistics at once: the sides' regions lie side after side
+        // (`results`).
+        let all = |f: fn(&SideOut) -> Region| Region {
+            off: f(&out[0]).off,
+            bytes: 4 * f(&out[0]).bytes,
+        };
+        let (images, means, cov) = (all(|o| o.image), all(|o| o.means), all(|o| o.cov));
+        launches.push(launch_speed_stats(images, l.op, l.sub, 4, means, None));
+        launches.push(launch_speed_stats(images, l.op, l.sub, 4, means, Some(cov)));
     }
 
     pub(crate) fn into_scores(self) -> Option<SpeedScores> {
