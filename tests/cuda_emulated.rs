@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 
 use gpu_content::Content;
 use gstvmafgpu::backend::gpu::kernels::{FinalizeEntry, struct_bytes};
-use gstvmafgpu::backend::gpu::plan::{self, Arg, Buf, Plan};
+use gstvmafgpu::backend::gpu::plan::{self, Arg, Buf, VmafPlan};
 use gstvmafgpu::backend::{FrameAccum, FrameJob, compute_job_cpu};
 use gstvmafgpu::features::adm::{AdmConstants, AdmParams};
 use gstvmafgpu::features::vif::VifParams;
@@ -103,7 +103,7 @@ fn msb_bytes(p: &gstvmafgpu::picture::OwnedPlane) -> Vec<u8> {
 fn run_plan(exe: &Path, job: &FrameJob, range_only: bool, msb: bool) -> (FrameAccum, u64) {
     let r = &job.reference;
     let consts = AdmConstants::new(&job.adm);
-    let p = Plan::new(r.width, r.height, r.bpc, job.vif.enhn_gain_limit, &consts);
+    let p = VmafPlan::new(r.width, r.height, r.bpc, job.vif.enhn_gain_limit, &consts);
     let bytes_of = |x: &gstvmafgpu::picture::OwnedPlane| {
         if msb { msb_bytes(x) } else { plane_bytes(x) }
     };
@@ -149,7 +149,7 @@ fn run_plan(exe: &Path, job: &FrameJob, range_only: bool, msb: bool) -> (FrameAc
             None => input.push(0),
         }
     }
-    let mut launches: Vec<&plan::Launch> = Vec::new();
+    let mut launches: Vec<&plan::VmafLaunch> = Vec::new();
     if msb {
         let shift = p.shift.as_ref().expect("shift launches for 9 to 15 bits");
         launches.extend(&shift[..if job.prev_ref.is_some() { 3 } else { 2 }]);

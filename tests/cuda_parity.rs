@@ -478,7 +478,7 @@ fn kernels_compile_with_nvrtc() {
         let ptx = gstvmafgpu::backend::cuda::launcher::compile_ptx(arch)
             .unwrap_or_else(|e| panic!("{arch}: {e}"))
             .to_src();
-        for k in gstvmafgpu::backend::gpu::plan::Kernel::ALL {
+        for k in gstvmafgpu::backend::gpu::plan::VmafKernel::ALL {
             assert!(
                 ptx.contains(&format!(".entry {}(", k.name())),
                 "{arch}: entry point {} missing from the PTX",

@@ -26,12 +26,15 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use gpu_content::Content;
+use gstvmafgpu::backend::gpu::companion_plan::ciede_bound;
 use gstvmafgpu::backend::hip::{self, HipBackend, ffi::Runtime};
 use gstvmafgpu::backend::{
-    Backend, Companions, FrameAccum, FrameJob, HostFrame, HostPlane, compute_job_cpu,
+    Backend, ChromaPair, Companions, FrameAccum, FrameJob, HostFrame, HostPlane, compute_job_cpu,
 };
 use gstvmafgpu::engine::{BackendKind, Scorer, ScorerConfig};
 use gstvmafgpu::features::adm::AdmParams;
+use gstvmafgpu::features::cambi::CambiParams;
+use gstvmafgpu::features::speed::{PrescaleMethod, SpeedChromaParams};
 use gstvmafgpu::features::vif::VifParams;
 use gstvmafgpu::picture::OwnedPlane;
 
@@ -83,47 +86,61 @@ fn hiprtc_compiles_every_kernel() {
             bad.push(format!("{arch}: {e}"));
             continue;
         }
-        let t = std::time::Instant::now();
-        let code = match hip::code_object(&rt, arch) {
-            Ok(c) => c,
-            Err(e) => {
-                bad.push(format!("{arch}: {e}"));
+        // Both kernel texts: VMAF's and the companion metrics'.
+        let vmaf: Vec<&str> = gstvmafgpu::backend::gpu::plan::VmafKernel::ALL
+            .iter()
+            .map(|k| k.name())
+            .collect();
+        let companions: Vec<&str> = gstvmafgpu::backend::gpu::launch::Kernel::ALL
+            .iter()
+            .map(|k| k.name())
+            .collect();
+        for (text, names, prefix) in [
+            (hip::Text::Vmaf, vmaf, "hiprtc"),
+            (hip::Text::Companions, companions, "hiprtc-companions"),
+        ] {
+            let t = std::time::Instant::now();
+            let code = match hip::code_object(&rt, arch, text) {
+                Ok(c) => c,
+                Err(e) => {
+                    bad.push(format!("{arch} {text:?}: {e}"));
+                    continue;
+                }
+            };
+            n += 1;
+            eprintln!(
+                "hipRTC ({}, HIP {version}): {arch} {text:?}: {} bytes in {:.1} s",
+                rt.rtc().unwrap().library,
+                code.len(),
+                t.elapsed().as_secs_f64()
+            );
+            if code.len() < 64 || &code[..4] != b"\x7fELF" {
+                bad.push(format!("{arch}: not an ELF code object"));
                 continue;
             }
-        };
-        n += 1;
-        eprintln!(
-            "hipRTC ({}, HIP {version}): {arch}: {} bytes in {:.1} s",
-            rt.rtc().unwrap().library,
-            code.len(),
-            t.elapsed().as_secs_f64()
-        );
-        if code.len() < 64 || &code[..4] != b"\x7fELF" {
-            bad.push(format!("{arch}: not an ELF code object"));
-            continue;
-        }
-        let machine = u16::from_le_bytes([code[18], code[19]]);
-        if machine != 224 {
-            bad.push(format!("{arch}: e_machine {machine}, not EM_AMDGPU (224)"));
-        }
-        let flags = u32::from_le_bytes(code[48..52].try_into().unwrap());
-        if let Some(m) = amdgpu_mach(arch)
-            && flags & 0xff != m
-        {
-            bad.push(format!(
-                "{arch}: EF_AMDGPU_MACH {:#x}, expected {m:#x}",
-                flags & 0xff
-            ));
-        }
-        for k in gstvmafgpu::backend::gpu::plan::Kernel::ALL {
-            let kd = format!("{}.kd\0", k.name());
-            if !code.windows(kd.len()).any(|w| w == kd.as_bytes()) {
-                bad.push(format!("{arch}: no kernel descriptor {}.kd", k.name()));
+            let machine = u16::from_le_bytes([code[18], code[19]]);
+            if machine != 224 {
+                bad.push(format!("{arch}: e_machine {machine}, not EM_AMDGPU (224)"));
             }
-        }
-        if let Some(d) = &dump {
-            let name = arch.replace(':', "_");
-            std::fs::write(d.join(format!("hiprtc-{name}.co")), &code[..]).expect("write");
+            let flags = u32::from_le_bytes(code[48..52].try_into().unwrap());
+            if let Some(m) = amdgpu_mach(arch)
+                && flags & 0xff != m
+            {
+                bad.push(format!(
+                    "{arch}: EF_AMDGPU_MACH {:#x}, expected {m:#x}",
+                    flags & 0xff
+                ));
+            }
+            for k in &names {
+                let kd = format!("{k}.kd\0");
+                if !code.windows(kd.len()).any(|w| w == kd.as_bytes()) {
+                    bad.push(format!("{arch}: no kernel descriptor {k}.kd"));
+                }
+            }
+            if let Some(d) = &dump {
+                let name = arch.replace(':', "_");
+                std::fs::write(d.join(format!("{prefix}-{name}.co")), &code[..]).expect("write");
+            }
         }
     }
     assert!(bad.is_empty(), "hipRTC:\n{}", bad.join("\n"));
@@ -744,6 +761,223 @@ fn hip_host_planes_on_emulated_runtime_equal_cpu() {
     }
     fake.schedule(0);
     fake.configure(1, DEFAULT_ARCH, 50_221_153, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The companion metrics, CAMBI and SpEED chroma on the emulated device
+// ---------------------------------------------------------------------------------------------
+
+/// Every companion metric the plan has.
+const ALL_FIVE: Companions = Companions {
+    psnr: true,
+    ssim: true,
+    ms_ssim: true,
+    ciede: true,
+    psnr_hvs: true,
+    cambi: None,
+    speed_chroma: None,
+};
+
+/// VMAF v1's speed_chroma options (model/vmaf_v1.0.16*: nnf 0.1, snn 0.19, wvm 5, mxv 45),
+/// without prescale.
+fn v1_speed() -> SpeedChromaParams {
+    SpeedChromaParams {
+        kernelscale: 1.0,
+        prescale: 1.0,
+        prescale_method: PrescaleMethod::Nearest,
+        sigma_nn: 0.19,
+        nn_floor: 0.1,
+        max_val: 45.0,
+        weight_var_mode: 5,
+    }
+}
+
+/// `jobs` asking for `companions`, with chroma planes of `content` at libvmaf's size
+/// (`w >> sx`, `h >> sy`).
+fn with_companions(jobs: &mut [FrameJob], companions: Companions, (sx, sy): (u32, u32)) {
+    for (k, j) in jobs.iter_mut().enumerate() {
+        let (w, h, bpc) = (j.reference.width, j.reference.height, j.reference.bpc);
+        let (cw, ch) = (w >> sx, h >> sy);
+        let c = gpu_content::ALL[k % gpu_content::ALL.len()];
+        let seed = 7 + j.index * 31;
+        let (rb, db, _) = gpu_content::frames(c, cw, ch, bpc, seed ^ 0x5a5a);
+        let (rr, dr, _) = gpu_content::frames(c, cw, ch, bpc, seed ^ 0xa5a5);
+        j.chroma = Some(Arc::new(ChromaPair {
+            reference: [rb, rr],
+            distorted: [db, dr],
+        }));
+        j.companions = companions;
+    }
+}
+
+/// [`compare`] for frames with companion scores: the accumulators equal, the scores equal by
+/// their Debug text (shortest round-trip digits, the sign of zero; MS-SSIM's NaN equals NaN),
+/// except CIEDE2000, within [`ciede_bound`]: its GPU kernels add the per-pixel differences in
+/// per-block tree sums, another order than the CPU's sequential sum
+/// (src/backend/gpu/companion_plan.rs; tests/companion_emulated.rs checks the same bound).
+fn compare_scores(what: &str, jobs: &[FrameJob], got: &[(u64, FrameAccum)], bad: &mut Vec<String>) {
+    if got.len() != jobs.len() {
+        bad.push(format!(
+            "{what}: {} results for {} jobs",
+            got.len(),
+            jobs.len()
+        ));
+    }
+    for (j, (gi, g)) in jobs.iter().zip(got) {
+        let want = compute_job_cpu(j).expect("CPU reference");
+        let (w, h) = (j.reference.width, j.reference.height);
+        let ciede_ok = match (want.companions.ciede, g.companions.ciede) {
+            (Some(x), Some(y)) => (x - y).abs() <= ciede_bound(w, h) || x == y,
+            (x, y) => x.is_none() && y.is_none(),
+        };
+        let (mut a, mut b) = (want, *g);
+        a.companions.ciede = None;
+        b.companions.ciede = None;
+        if *gi != j.index || !ciede_ok || format!("{a:?}") != format!("{b:?}") {
+            bad.push(format!(
+                "{what}: frame {gi} (due {}, {w}x{h} {}-bit):\n  cpu {want:?}\n  hip {g:?}",
+                j.index, j.reference.bpc
+            ));
+        }
+    }
+}
+
+/// The five companion metrics (4:2:0 and 4:4:4, 8 and 10 bits, every content), CAMBI and
+/// SpEED chroma computed by the HIP backend's companion executor, against the CPU reference.
+/// Returns the frames compared.
+fn companion_scenario(b: &mut HipBackend) -> usize {
+    let (v, a) = (VifParams::default(), AdmParams::default());
+    // The v1 features: on the device (the engine's Routes ask exactly this).
+    for c in [
+        Companions {
+            cambi: Some(CambiParams::default()),
+            ..Default::default()
+        },
+        Companions {
+            speed_chroma: Some(v1_speed()),
+            ..Default::default()
+        },
+        ALL_FIVE,
+    ] {
+        assert!(b.computes_on_device(c), "{c:?} not on the device");
+    }
+    b.prepare(ALL_FIVE).expect("prepare the companion executor");
+    let mut bad = Vec::new();
+    let mut n = 0;
+    let contents = [Content::Natural, Content::Random, Content::Checker];
+    // MS-SSIM needs 176x176 (five levels of its 11-tap filter).
+    for (first, geom, layout) in [(0, (176, 176, 8), (1, 1)), (10, (176, 176, 10), (0, 0))] {
+        let mut jobs = sequence(first, geom, &contents, v, a);
+        with_companions(&mut jobs, ALL_FIVE, layout);
+        let got = run(b, &jobs);
+        compare_scores(
+            &format!("companions {geom:?} {layout:?}"),
+            &jobs,
+            &got,
+            &mut bad,
+        );
+        n += jobs.len();
+    }
+    // CAMBI of the distorted luma, 8 and 10 bits (one dimension 216 or more, as libvmaf
+    // requires); then SpEED chroma (10-bit 4:2:0 at 320x180,
+    // the smallest v1 size it scores).
+    for (first, geom) in [(20, (256, 144, 8)), (30, (256, 144, 10))] {
+        let mut jobs = sequence(first, geom, &contents[..2], v, a);
+        for j in &mut jobs {
+            j.companions = Companions {
+                cambi: Some(CambiParams::default()),
+                ..Default::default()
+            };
+        }
+        let got = run(b, &jobs);
+        compare_scores(&format!("CAMBI {geom:?}"), &jobs, &got, &mut bad);
+        n += jobs.len();
+    }
+    let mut jobs = sequence(40, (320, 180, 10), &contents[..2], v, a);
+    with_companions(
+        &mut jobs,
+        Companions {
+            speed_chroma: Some(v1_speed()),
+            psnr: true,
+            ..Default::default()
+        },
+        (1, 1),
+    );
+    let got = run(b, &jobs);
+    compare_scores("SpEED chroma (320, 180, 10)", &jobs, &got, &mut bad);
+    n += jobs.len();
+    for (_, g) in &got {
+        assert!(g.companions.speed_chroma.is_some(), "no SpEED chroma score");
+    }
+    assert!(
+        bad.is_empty(),
+        "{} problems in {n} companion frames:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    n
+}
+
+/// The companion metrics, CAMBI and SpEED chroma on the emulated HIP runtime (each kernel a
+/// C++ function over fibers, no graphs: every launch one by one), under the minimal schedule
+/// and a random one; nothing may leak. 12 frames, 572 launches a schedule: 153 s for both on a
+/// 2-core machine shared with other builds (85 s and 68 s).
+#[test]
+fn hip_companions_on_emulated_runtime_equal_cpu() {
+    let Some(libs) = fake_libs() else { return };
+    let _g = FAKE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let fake = Fake::open(&libs.rocm5);
+    // An architecture of its own (see hip_host_planes_on_emulated_runtime_equal_cpu).
+    let arch = "gfx908:sramecc+:xnack-";
+    fake.configure(1, arch, 50_221_153, 0);
+    for seed in [0, 0x9e37_79b9_7f4a_7c15] {
+        fake.schedule(seed);
+        let t = std::time::Instant::now();
+        scenario_on_fake_once(&libs.rocm5, &fake, seed, (arch, companion_scenario));
+        eprintln!(
+            "companions, schedule {seed:#x}: {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    fake.schedule(0);
+    fake.configure(1, DEFAULT_ARCH, 50_221_153, 0);
+}
+
+/// The fake's companion kernel signatures (tests/emu/companion_signatures.h, how its
+/// hipModuleLaunchKernel reads each argument) are the plan's (`launch::Kernel::signature`).
+#[test]
+fn fake_companion_signatures_are_the_plans() {
+    use gstvmafgpu::backend::gpu::launch::{ArgKind, Kernel};
+    let h = include_str!("emu/companion_signatures.h");
+    let mut rows = Vec::new();
+    for line in h.lines() {
+        let t = line.trim();
+        if let Some(r) = t.strip_prefix("{\"") {
+            let mut it = r.split('"');
+            let name = it.next().unwrap().to_string();
+            let args = it.nth(1).unwrap().to_string();
+            rows.push((name, args));
+        }
+    }
+    let want: Vec<(String, String)> = Kernel::ALL
+        .iter()
+        .map(|k| {
+            let sig = k
+                .signature()
+                .iter()
+                .map(|a| match a {
+                    ArgKind::Ptr => 'p',
+                    ArgKind::I32 => 'i',
+                    ArgKind::F32 => 'f',
+                })
+                .collect();
+            (k.name().to_string(), sig)
+        })
+        .collect();
+    let (mut a, mut b) = (rows, want);
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
 }
 
 #[test]

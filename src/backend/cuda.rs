@@ -129,7 +129,7 @@ fn time_kernels(w: &mut Worker, job: &FrameJob, reps: usize) -> Result<(f64, f64
                 .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
         };
         let reps_k = 10.min(reps).max(1);
-        let mut launches: Vec<&plan::Launch> = Vec::new();
+        let mut launches: Vec<&plan::VmafLaunch> = Vec::new();
         if job.prev_ref.is_some() {
             launches.push(&plan.motion);
         }

@@ -20,8 +20,9 @@
 //!   CUDA backend's too), over [`device::HipDevice`]: [`SLOTS`] frames in flight, upload of
 //!   frame n+1 overlapping compute of frame n, motion from the previous slot, results in
 //!   submission order, host planes (staged: HIP uploads none from where it is) and their range
-//!   check on the GPU. The companion metrics run on the host's CPU
-//!   ([`crate::backend::gpu::pipeline::HostCompanions`]).
+//!   check on the GPU. The companion metrics, CAMBI and SpEED chroma run on the GPU too, with
+//!   the CUDA backend's executor ([`crate::backend::gpu::companion`]; their kernel text is
+//!   compiled by hipRTC as a second code object), their launches one by one (no graphs).
 
 pub mod device;
 pub mod ffi;
@@ -31,7 +32,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use self::device::HipDevice;
 use self::ffi::Runtime;
-use super::gpu::kernels;
+pub use super::gpu::kernels::Text;
 use super::gpu::pipeline::GpuBackend;
 pub use super::gpu::pipeline::SLOTS;
 use crate::error::{Error, Result};
@@ -79,18 +80,18 @@ pub fn check_arch(version: i32, arch: &str) -> std::result::Result<(), String> {
     Ok(())
 }
 
-type CodeKey = (String, String);
+type CodeKey = (String, String, &'static str);
 type CodeCache = Mutex<HashMap<CodeKey, std::result::Result<Arc<Vec<u8>>, String>>>;
 
-/// Compile the kernel text for `arch` with the runtime's hipRTC, or read it from the on-disk
-/// kernel cache: once per process, runtime library and architecture (failures are remembered
-/// too).
-pub fn code_object(rt: &Runtime, arch: &str) -> Result<Arc<Vec<u8>>> {
+/// Compile kernel text `text` for `arch` with the runtime's hipRTC, or read it from the on-disk
+/// kernel cache: once per process, runtime library, architecture and text (failures are
+/// remembered too).
+pub fn code_object(rt: &Runtime, arch: &str, text: Text) -> Result<Arc<Vec<u8>>> {
     use super::gpu::cache as kernel_cache;
     static CACHE: OnceLock<CodeCache> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     let mut map = cache.lock().unwrap_or_else(|p| p.into_inner());
-    let key = (rt.library.clone(), arch.to_string());
+    let key = (rt.library.clone(), arch.to_string(), text.name());
     let r = map.entry(key).or_insert_with(|| {
         let rtc = rt.rtc()?;
         let opts = hiprtc_options(arch);
@@ -104,7 +105,7 @@ pub fn code_object(rt: &Runtime, arch: &str) -> Result<Arc<Vec<u8>>> {
         let key = kernel_cache::Key::new(
             "hip-code-object",
             &[
-                kernels::SOURCE.as_bytes(),
+                text.source().as_bytes(),
                 opts.join("\n").as_bytes(),
                 id.as_bytes(),
                 &lib,
@@ -113,7 +114,7 @@ pub fn code_object(rt: &Runtime, arch: &str) -> Result<Arc<Vec<u8>>> {
         );
         kernel_cache::global()
             .load_or_compile("hip-code-object", key, || {
-                rtc.compile(kernels::SOURCE, "vmafgpu.cu", &opts)
+                rtc.compile(text.source(), text.name(), &opts)
             })
             .map(|(code, _)| Arc::new(code))
             .map_err(|e| format!("kernel compilation for {arch} failed: {e}"))
@@ -188,12 +189,15 @@ mod tests {
             "__AMDGCN_WAVEFRONT_SIZE",
             "0xffffffff",
         ] {
-            assert!(
-                !kernels::SOURCE.contains(banned),
-                "kernel text uses {banned}"
-            );
+            for text in [Text::Vmaf, Text::Companions] {
+                assert!(
+                    !text.source().contains(banned),
+                    "kernel text {text:?} uses {banned}"
+                );
+            }
         }
-        assert!(kernels::SOURCE.contains("__syncthreads()"));
+        assert!(Text::Vmaf.source().contains("__syncthreads()"));
+        assert!(Text::Companions.source().contains("__syncthreads()"));
     }
 
     #[test]

@@ -40,6 +40,8 @@
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 
+#include "../emu/companion_signatures.h"
+
 typedef int hipError_t;
 static const hipError_t hipSuccess = 0, hipErrorInvalidValue = 1, hipErrorNoDevice = 100,
                         hipErrorInvalidDevice = 101, hipErrorInvalidImage = 200,
@@ -92,12 +94,21 @@ FAKE_EXPORT int hiprtcCompileProgram(FakeProgram *p, int n, const char **opts) {
     g_last_options = all;
     if (arch.empty()) { p->log = "no --offload-arch option"; return 5; }
     if (!no_contract) { p->log = "-ffp-contract=off missing: FMA contraction would be on"; return 5; }
-    for (const char *k : KERNEL_NAMES) {
-        std::string decl = std::string(k) + "(";
-        if (p->src.find(decl) == std::string::npos) {
-            p->log = std::string("error: kernel ") + k + " not in the source";
-            return 6;  // HIPRTC_ERROR_COMPILATION
-        }
+    // One of the backend's two texts: VMAF's kernels, or the companion metrics'.
+    auto has = [&](const char *k) { return p->src.find(std::string(k) + "(") != std::string::npos; };
+    bool companions = has(COMPANION_KERNELS[0].name);
+    if (companions) {
+        for (const CompanionSignature &k : COMPANION_KERNELS)
+            if (!has(k.name)) {
+                p->log = std::string("error: kernel ") + k.name + " not in the source";
+                return 6;  // HIPRTC_ERROR_COMPILATION
+            }
+    } else {
+        for (const char *k : KERNEL_NAMES)
+            if (!has(k)) {
+                p->log = std::string("error: kernel ") + k + " not in the source";
+                return 6;  // HIPRTC_ERROR_COMPILATION
+            }
     }
     if (p->src.find("extern \"C\" __global__") == std::string::npos) {
         p->log = "error: no extern \"C\" __global__ kernel";
@@ -162,23 +173,21 @@ static EmuDim3 blockIdx;
 static EmuDim3 gridDim;
 static void fiber_yield_at_barrier();
 
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __constant__ static
-#define __shared__ static
-#define __launch_bounds__(x)
 static inline void __syncthreads() { fiber_yield_at_barrier(); }
-static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
-static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
-static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) {
-    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-}
+#include "../emu/device_shims.h"
 
 #include "../../kernels/compat.h"
 #include "../../kernels/vif.cu"
 #include "../../kernels/adm.cu"
 #include "../../kernels/motion.cu"
+// The companion text (src/backend/gpu/companion_plan.rs SOURCE), after compat.h as there.
+#include "../../kernels/psnr.cu"
+#include "../../kernels/ssim.cu"
+#include "../../kernels/psnr_hvs.cu"
+#include "../../kernels/ciede.cu"
+#include "../../kernels/cambi.cu"
+#include "../../kernels/speed.cu"
+#include "../emu/companion_kernels.h"
 
 struct Fibers {
     static const int N = VG_BLOCK;
@@ -382,6 +391,11 @@ FAKE_EXPORT hipError_t hipGetDeviceCount(int *n) {
     *n = g_devices;
     return g_devices == 0 ? hipErrorNoDevice : hipSuccess;
 }
+FAKE_EXPORT hipError_t hipDeviceSynchronize() {
+    LOCK;
+    run_all();
+    return hipSuccess;
+}
 FAKE_EXPORT hipError_t hipSetDevice(int d) {
     LOCK;
     if (d < 0 || d >= g_devices) return fail(hipErrorInvalidDevice, "hipSetDevice ordinal");
@@ -466,6 +480,11 @@ FAKE_EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t n, int 
     } else if (kind == 2) {  // device to host
         if (!inside(g_dev, src, n)) return fail(hipErrorInvalidValue, "D2H source not device memory");
         if (inside(g_dev, dst, 1)) return fail(hipErrorInvalidValue, "D2H destination is device memory");
+    } else if (kind == 3) {  // device to device
+        if (!inside(g_dev, src, n) || !inside(g_dev, dst, n))
+            return fail(hipErrorInvalidValue, "D2D copy outside device memory");
+        auto a = (uintptr_t)src, b = (uintptr_t)dst;
+        if (a < b + n && b < a + n) return fail(hipErrorInvalidValue, "D2D copy overlaps");
     } else {
         return fail(hipErrorInvalidValue, "memcpy kind");
     }
@@ -595,6 +614,7 @@ static const KernelInfo KERNELS[] = {
     {"adm_finalize", FIN}, {"motion_u8", MOT}, {"motion_u16", MOT},
     {"range_u16", RANGE}, {"shift_u16", SHIFT}};
 static const int NKERNELS = sizeof KERNELS / sizeof KERNELS[0];
+// k: an index into KERNELS, or NKERNELS + an index into COMPANION_KERNELS.
 struct FakeFunction { FakeModule *m; int k; };
 static std::vector<FakeFunction *> g_functions;
 
@@ -606,6 +626,13 @@ FAKE_EXPORT hipError_t hipModuleGetFunction(void **f, void *m, const char *name)
         if (!strcmp(KERNELS[k].name, name)) {
             auto *ff = new FakeFunction{fm, k};
             g_functions.push_back(ff);  // kept: handles stay valid for the process
+            *f = ff;
+            return hipSuccess;
+        }
+    for (int k = 0; k < NCOMPANION; ++k)
+        if (!strcmp(COMPANION_KERNELS[k].name, name)) {
+            auto *ff = new FakeFunction{fm, NKERNELS + k};
+            g_functions.push_back(ff);
             *f = ff;
             return hipSuccess;
         }
@@ -622,8 +649,34 @@ FAKE_EXPORT hipError_t hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, 
     if (!known || !g_modules.count(ff->m)) return fail(hipErrorInvalidHandle, "launch of an unknown function");
     FakeStream *fs = stream_of(s);
     if (!fs) return fail(hipErrorInvalidHandle, "launch stream");
+    const char *kname = ff->k < NKERNELS ? KERNELS[ff->k].name : COMPANION_KERNELS[ff->k - NKERNELS].name;
     if (bx != VG_BLOCK || by != 1 || bz != 1 || gz != 1 || gx == 0 || gy == 0 || shm != 0 || extra || !params)
-        return fail(hipErrorInvalidValue, std::string("launch configuration of ") + KERNELS[ff->k].name);
+        return fail(hipErrorInvalidValue, std::string("launch configuration of ") + kname);
+    if (ff->k >= NKERNELS) {
+        // A companion kernel: each argument read with its C type (companion_signatures.h), now
+        // (as the runtime does); every pointer must lie in a live device allocation.
+        const CompanionSignature &S = COMPANION_KERNELS[ff->k - NKERNELS];
+        std::vector<ArgV> a;
+        for (int i = 0; S.args[i]; ++i) {
+            ArgV v{};
+            v.kind = S.args[i] == 'p' ? 0 : S.args[i] == 'i' ? 1 : 2;
+            if (v.kind == 0) {
+                v.ptr = *(void **)params[i];
+                if (!inside(g_dev, v.ptr, 1))
+                    return fail(hipErrorLaunchFailure, std::string(S.name) + ": argument " + std::to_string(i) + " is not device memory");
+            } else if (v.kind == 1) {
+                v.i = *(int32_t *)params[i];
+            } else {
+                v.f = *(float *)params[i];
+            }
+            a.push_back(v);
+        }
+        std::function<void()> fn = companion_kernel(S.name, a);
+        if (!fn) return fail(hipErrorLaunchFailure, std::string("no emulation of ") + S.name);
+        ++g_launches;
+        enqueue(fs, [=] { run_grid(gx, gy, fn); });
+        return hipSuccess;
+    }
     const KernelInfo &K = KERNELS[ff->k];
     // Argument values are taken now (as the runtime does); pointers are checked against the
     // live device allocations (null only where the plan passes null: next_ref/next_dis of

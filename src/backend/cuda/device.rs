@@ -2,24 +2,78 @@
 
 use std::sync::Arc;
 
+use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result,
+    CudaContext, CudaEvent, CudaFunction, CudaGraph, CudaStream, LaunchConfig, PushKernelArg,
+    result,
 };
 
-use super::companion::{CompanionGpu, DeviceLuma};
 use super::launcher;
 use super::pinned::cuda_error as be;
 use super::pinned::{DevBuf, Pinned, upload_2d, uploads_directly};
+use crate::backend::HostPlane;
 use crate::backend::gpu::device::{ArgValue, Device, DeviceMem, HostMem};
-use crate::backend::gpu::pipeline::{CompanionExec, DeviceInfo, SlotLuma};
-use crate::backend::gpu::plan::{self, Kernel};
-use crate::backend::{CompanionScores, FrameJob, HostFrame, HostPlane};
+use crate::backend::gpu::launch;
+use crate::backend::gpu::pipeline::DeviceInfo;
+use crate::backend::gpu::plan::{self, VmafKernel};
 use crate::error::{Error, Result};
 
 /// One CUDA device's context (bound to the worker thread) and the VMAF kernels loaded in it.
+#[derive(Clone)]
 pub struct CudaDevice {
     pub(crate) ctx: Arc<CudaContext>,
     funcs: Vec<CudaFunction>,
+}
+
+/// The companion kernels loaded in a context.
+pub struct CudaModule {
+    funcs: Vec<CudaFunction>,
+}
+
+/// An instantiated CUDA graph: a fixed series of launches queued with one call (on the stream
+/// it was captured on).
+pub struct CudaGraphExec(CudaGraph);
+
+// SAFETY: a CUgraphExec is a driver handle, usable from any thread with its context current
+// (CudaGraph::launch binds it); the driver API is thread-safe, and the ring buffer that holds
+// the graph is used by one thread at a time (its lock).
+unsafe impl Send for CudaGraphExec {}
+
+/// Queue `args` for `f` on `s` on a grid of `grid` blocks of `block` threads.
+///
+/// # Safety
+/// `args` must match `f`'s C signature, every pointer be live device memory of the size the
+/// kernel indexes for the sizes passed with it.
+unsafe fn launch_function(
+    f: &CudaFunction,
+    name: &str,
+    grid: (u32, u32),
+    block: u32,
+    args: &[ArgValue],
+    s: &Arc<CudaStream>,
+) -> Result<()> {
+    let mut b = s.launch_builder(f);
+    for v in args {
+        match v {
+            ArgValue::Ptr(p) => b.arg(p),
+            ArgValue::Vif(x) => b.arg(x),
+            ArgValue::Adm(x) => b.arg(x),
+            ArgValue::Motion(x) => b.arg(x),
+            ArgValue::Range(x) => b.arg(x),
+            ArgValue::Shift(x) => b.arg(x),
+            ArgValue::I32(x) => b.arg(x),
+            ArgValue::F32(x) => b.arg(x),
+        };
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (grid.0, grid.1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the caller's contract: the arguments match the kernel's signature and every
+    // pointer is live memory of the sizes the kernel indexes.
+    unsafe { b.launch(cfg) }.map_err(be(name))?;
+    Ok(())
 }
 
 impl CudaDevice {
@@ -37,6 +91,11 @@ impl CudaDevice {
         // tracking would only add work to every launch.
         // SAFETY: called before any allocation or stream of this context exists.
         unsafe { ctx.disable_event_tracking() };
+        Self::of_context(ctx)
+    }
+
+    /// The device of context `ctx`, bound to this thread, with the kernels loaded.
+    pub(crate) fn of_context(ctx: Arc<CudaContext>) -> Result<(CudaDevice, DeviceInfo)> {
         ctx.bind_to_thread().map_err(be("bind context"))?;
         let (major, minor) = ctx
             .compute_capability()
@@ -44,7 +103,7 @@ impl CudaDevice {
         let arch = launcher::arch_name(major, minor);
         let ptx = launcher::ptx(launcher::Text::Vmaf, arch)?;
         let module = ctx.load_module(ptx).map_err(be("cuModuleLoadData"))?;
-        let funcs = Kernel::ALL
+        let funcs = VmafKernel::ALL
             .iter()
             .map(|k| module.load_function(k.name()).map_err(be(k.name())))
             .collect::<Result<Vec<_>>>()?;
@@ -82,7 +141,8 @@ impl Device for CudaDevice {
     type Host = Pinned;
     type Stream = Arc<CudaStream>;
     type Event = CudaEvent;
-    type Companions = CompanionGpu;
+    type Module = CudaModule;
+    type Graph = CudaGraphExec;
 
     fn alloc(&self, bytes: usize) -> Result<DevBuf> {
         DevBuf::new(bytes)
@@ -98,6 +158,87 @@ impl Device for CudaDevice {
 
     fn event(&self) -> Result<CudaEvent> {
         self.ctx.new_event(None).map_err(be("cuEventCreate"))
+    }
+
+    fn blocking_event(&self) -> Result<CudaEvent> {
+        self.ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_BLOCKING_SYNC))
+            .map_err(be("cuEventCreate"))
+    }
+
+    fn bind(&self) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(be("bind context"))
+    }
+
+    fn load_companions(&self) -> Result<CudaModule> {
+        let (major, minor) = self
+            .ctx
+            .compute_capability()
+            .map_err(be("compute capability"))?;
+        let arch = launcher::arch_name(major, minor);
+        let ptx = launcher::ptx(launcher::Text::Companions, arch)?;
+        let module = self.ctx.load_module(ptx).map_err(be("cuModuleLoadData"))?;
+        let funcs = launch::Kernel::ALL
+            .iter()
+            .map(|k| module.load_function(k.name()).map_err(be(k.name())))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(CudaModule { funcs })
+    }
+
+    unsafe fn launch_companion(
+        &self,
+        m: &CudaModule,
+        k: launch::Kernel,
+        grid: (u32, u32),
+        args: &[ArgValue],
+        s: &Arc<CudaStream>,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract (Device::launch_companion).
+        unsafe { launch_function(&m.funcs[k as usize], k.name(), grid, launch::BLOCK, args, s) }
+    }
+
+    unsafe fn copy_on_device(
+        &self,
+        dst: u64,
+        src: u64,
+        bytes: usize,
+        s: &Arc<CudaStream>,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { result::memcpy_dtod_async(dst, src, bytes, s.cu_stream()) }
+            .map_err(be("cuMemcpyDtoDAsync"))
+    }
+
+    unsafe fn download_now(&self, dst: &mut [u8], src: u64) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { result::memcpy_dtoh_sync(dst, src) }.map_err(be("read back terms"))
+    }
+
+    fn sync_device(&self) -> Result<()> {
+        self.ctx.synchronize().map_err(be("cuCtxSynchronize"))
+    }
+
+    fn capture(
+        &self,
+        s: &Arc<CudaStream>,
+        queue: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Option<CudaGraphExec>> {
+        s.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+            .map_err(be("cuStreamBeginCapture"))?;
+        let queued = queue();
+        // (The graphs allocate nothing: the flag, the one every CUDA version has, changes
+        // nothing.)
+        let flags = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
+        let ended = s.end_capture(flags).map_err(be("cuStreamEndCapture"));
+        queued?;
+        match ended? {
+            Some(g) => Ok(Some(CudaGraphExec(g))),
+            None => Err(Error::Backend("CUDA: an empty graph".into())),
+        }
+    }
+
+    fn launch_graph(&self, g: &CudaGraphExec) -> Result<()> {
+        g.0.launch().map_err(be("cuGraphLaunch"))
     }
 
     unsafe fn upload(&self, dst: u64, src: &[u8], s: &Arc<CudaStream>, what: &str) -> Result<()> {
@@ -128,31 +269,23 @@ impl Device for CudaDevice {
 
     unsafe fn launch(
         &self,
-        k: Kernel,
+        k: VmafKernel,
         grid: (u32, u32),
         args: &[ArgValue],
         s: &Arc<CudaStream>,
     ) -> Result<()> {
-        let mut b = s.launch_builder(&self.funcs[k as usize]);
-        for v in args {
-            match v {
-                ArgValue::Ptr(p) => b.arg(p),
-                ArgValue::Vif(x) => b.arg(x),
-                ArgValue::Adm(x) => b.arg(x),
-                ArgValue::Motion(x) => b.arg(x),
-                ArgValue::Range(x) => b.arg(x),
-                ArgValue::Shift(x) => b.arg(x),
-            };
-        }
-        let cfg = LaunchConfig {
-            grid_dim: (grid.0, grid.1, 1),
-            block_dim: (plan::BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
         // SAFETY: the caller's contract (Device::launch): the arguments match the kernel's
         // signature and every pointer is live memory of the sizes the kernel indexes.
-        unsafe { b.launch(cfg) }.map_err(be(k.name()))?;
-        Ok(())
+        unsafe {
+            launch_function(
+                &self.funcs[k as usize],
+                k.name(),
+                grid,
+                plan::BLOCK,
+                args,
+                s,
+            )
+        }
     }
 
     fn record(&self, e: &CudaEvent, s: &Arc<CudaStream>) -> Result<()> {
@@ -173,48 +306,5 @@ impl Device for CudaDevice {
 
     fn sync_stream(&self, s: &Arc<CudaStream>) -> Result<()> {
         s.synchronize().map_err(be("cuStreamSynchronize"))
-    }
-}
-
-/// The companion metrics on the GPU ([`CompanionGpu`]), sharing VMAF's luma planes.
-impl CompanionExec<CudaDevice> for CompanionGpu {
-    const ON_DEVICE: bool = true;
-
-    fn open(dev: &CudaDevice) -> Result<Self> {
-        CompanionGpu::new(&dev.ctx)
-    }
-
-    fn submit(
-        &mut self,
-        job: &FrameJob,
-        host: Option<&HostFrame>,
-        luma: SlotLuma<'_, CudaDevice>,
-    ) -> Result<u64> {
-        // The luma planes were just uploaded into the slot's buffers (compact rows, bytes at
-        // 8 bits, u16 above; shifted where MSB-aligned): the companions widen 8-bit ones from
-        // there and copy deeper ones.
-        let luma = DeviceLuma {
-            reference: luma.reference,
-            distorted: luma.distorted,
-            bytes: luma.bytes,
-            stream: luma.stream,
-        };
-        self.submit_sharing_luma(job, host, luma)
-    }
-
-    fn ring_len(&self) -> usize {
-        CompanionGpu::ring_len(self)
-    }
-
-    fn is_ready(&self, ticket: u64) -> bool {
-        CompanionGpu::is_ready(self, ticket)
-    }
-
-    fn take(&mut self, ticket: u64) -> Result<CompanionScores> {
-        CompanionGpu::take(self, ticket)
-    }
-
-    fn clear(&mut self) {
-        CompanionGpu::clear(self)
     }
 }

@@ -9,34 +9,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cudarc::nvrtc::Ptx;
 
 use crate::backend::gpu::cache;
-use crate::backend::gpu::kernels::{AdmArgs, MotionArgs, RangeArgs, SOURCE, ShiftArgs, VifArgs};
+pub(crate) use crate::backend::gpu::kernels::Text;
+use crate::backend::gpu::kernels::{AdmArgs, MotionArgs, RangeArgs, ShiftArgs, VifArgs};
 use crate::error::{Error, Result};
-
-/// A kernel text the CUDA backend compiles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Text {
-    /// VIF, ADM, motion, range check, MSB shift ([`SOURCE`]).
-    Vmaf = 0,
-    /// PSNR, SSIM, MS-SSIM, CIEDE2000, PSNR-HVS (`gpu::companion_plan::SOURCE`).
-    Companions = 1,
-}
-
-impl Text {
-    fn source(self) -> &'static str {
-        match self {
-            Text::Vmaf => SOURCE,
-            Text::Companions => crate::backend::gpu::companion_plan::SOURCE,
-        }
-    }
-
-    /// The name in the compiler's log.
-    fn name(self) -> &'static str {
-        match self {
-            Text::Vmaf => "vmafgpu.cu",
-            Text::Companions => "vmafgpu_companions.cu",
-        }
-    }
-}
 
 /// One module image per text and compute capability, made once per process ([`ptx`]).
 type Images = Mutex<HashMap<(Text, i32, i32), Arc<OnceLock<std::result::Result<Ptx, String>>>>>;
@@ -197,7 +172,7 @@ mod device_repr {
     unsafe impl cudarc::driver::DeviceRepr for ShiftArgs {}
 }
 
-/// Compile [`SOURCE`] to PTX with NVRTC for `arch` (e.g. "compute_90"). Needs only libnvrtc
+/// Compile [`crate::backend::gpu::kernels::SOURCE`] to PTX with NVRTC for `arch` (e.g. "compute_90"). Needs only libnvrtc
 /// (no driver, no GPU). Returns the PTX, or the compiler log in the error.
 pub fn compile_ptx(arch: &'static str) -> crate::Result<cudarc::nvrtc::Ptx> {
     compile_text(Text::Vmaf, arch)

@@ -10,13 +10,10 @@
 //! [`Plan`]: super::companion_plan::Plan
 //! [`Plan::with_ciede_table`]: super::companion_plan::Plan::with_ciede_table
 
-use super::companion_plan::{Arena, CiedeTable, Geometry, PSNR_U32_ROW_MAX_WIDTH};
+use super::companion_plan::{Arena, CiedeTable, Geometry, Inputs, PSNR_U32_ROW_MAX_WIDTH};
 use super::launch::*;
 use crate::features::{cambi, ciede, ms_ssim, psnr_hvs, ssim};
 use crate::picture::Plane;
-
-/// The frame's planes in the arena, as u16: reference Y, Cb, Cr, then distorted Y, Cb, Cr.
-type Inputs = [Option<Region>; 6];
 
 /// Where the per-pixel SSIM terms of a `(dw, dh)` image go, with `part` for their block sums.
 fn terms(a: &mut Arena, (dw, dh): (usize, usize), part: Region, with_l: bool) -> Terms {

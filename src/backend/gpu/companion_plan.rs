@@ -47,7 +47,7 @@
 //!
 //! A frame is described by a [`Plan`]: regions of one device arena (tables, scratch, results),
 //! regions to zero, the launch list and the region to read back. The GPU executes it
-//! (`backend::cuda::companion`); tests/companion_emulated.rs executes the same plan with the kernel
+//! (`backend::gpu::companion`, on CUDA and HIP); tests/companion_emulated.rs executes the same plan with the kernel
 //! text compiled as C++ on the CPU. Each launch is built by one typed function per kernel
 //! ([`super::launch`]) that checks the sizes of the regions it names; the kernels index only
 //! inside the sizes passed to them. The layout of each metric is in `gpu/companion_metrics.rs`.
@@ -291,7 +291,7 @@ pub struct Plan {
     pub prep: Vec<Launch>,
     /// The widening of the two luma planes (8-bit planes; else empty): launched like `prep`
     /// when the planes were uploaded, or on VMAF's stream from VMAF's copy of them
-    /// ([`CompanionGpu::submit_sharing_luma`]).
+    /// ([`super::companion::GpuCompanions::submit_sharing_luma`]).
     pub prep_luma: Vec<Launch>,
     /// Launches run once when the arena is set up, after the tables' uploads (tables that
     /// the GPU computes).
@@ -751,7 +751,7 @@ impl Plan {
             Cambi(f64),
             Speed(crate::features::speed::SpeedChromaScores),
         }
-        let mut tasks: Vec<Task<'_, Result<Part>>> = Vec::new();
+        let mut tasks: Vec<SumTask<'_, Result<Part>>> = Vec::new();
         let mut hvs_direct = [None; 3];
         if let (Some(_), Some(s)) = (c.speed_chroma, &self.speed_chroma) {
             // Eigenvalues, QR and entropies (under a millisecond), beside the other sums.
@@ -1032,17 +1032,21 @@ pub fn ciede_bound(w: usize, h: usize) -> f64 {
     2.0 * 20.0 / std::f64::consts::LN_10 * 2.0 * g
 }
 
+/// The frame's planes in the arena, as u16: reference Y, Cb, Cr, then distorted Y, Cb, Cr
+/// (what each metric's part of the plan reads).
+pub(crate) type Inputs = [Option<Region>; 6];
+
 /// Independent work for [`run_parallel`].
-pub(crate) type Task<'a, T> = Box<dyn FnOnce() -> T + Send + 'a>;
+pub(crate) type SumTask<'a, T> = Box<dyn FnOnce() -> T + Send + 'a>;
 
 /// Run independent tasks at once: the first on the calling thread, the others on scoped
 /// threads (on the calling thread where no thread can be started). Results in task order; a
 /// task that panicked is an error, not a panic of the caller.
-pub(crate) fn run_parallel<'a, T: Send>(tasks: Vec<Task<'a, T>>) -> Result<Vec<T>> {
+pub(crate) fn run_parallel<'a, T: Send>(tasks: Vec<SumTask<'a, T>>) -> Result<Vec<T>> {
     use std::sync::Mutex;
-    let cells: Vec<Mutex<Option<Task<'a, T>>>> =
+    let cells: Vec<Mutex<Option<SumTask<'a, T>>>> =
         tasks.into_iter().map(|t| Mutex::new(Some(t))).collect();
-    let take = |c: &Mutex<Option<Task<'a, T>>>| c.lock().ok().and_then(|mut g| g.take());
+    let take = |c: &Mutex<Option<SumTask<'a, T>>>| c.lock().ok().and_then(|mut g| g.take());
     let lost = || Error::Backend("CUDA companions: a summing task panicked".into());
     std::thread::scope(|sc| {
         let handles: Vec<_> = cells
@@ -1297,8 +1301,8 @@ mod tests {
     #[test]
     fn run_parallel_keeps_task_order_and_turns_panics_into_errors() {
         // Tasks of different lengths: the results still come back in task order.
-        let tasks: Vec<Task<'_, usize>> = (0..12usize)
-            .map(|i| -> Task<'_, usize> {
+        let tasks: Vec<SumTask<'_, usize>> = (0..12usize)
+            .map(|i| -> SumTask<'_, usize> {
                 Box::new(move || {
                     std::thread::sleep(std::time::Duration::from_millis((12 - i as u64) * 2));
                     i * i
@@ -1313,8 +1317,8 @@ mod tests {
         // A panicking task (the first, run on the calling thread, or another, on its own
         // thread) is an error of the call, and the other tasks are still joined.
         for bad in [0usize, 2] {
-            let tasks: Vec<Task<'_, usize>> = (0..4usize)
-                .map(|i| -> Task<'_, usize> {
+            let tasks: Vec<SumTask<'_, usize>> = (0..4usize)
+                .map(|i| -> SumTask<'_, usize> {
                     Box::new(move || {
                         if i == bad {
                             panic!("task {i} fails");

@@ -2,10 +2,15 @@
 //! ten calls (memory, copies, a memset, a launch by kernel, streams and events). CUDA
 //! (`cuda/device.rs`, cudarc) and HIP (`hip/device.rs`, the dlopen'd runtime) implement it;
 //! everything above it is written once. Used through generics: no dynamic dispatch per call.
+//!
+//! The companion metrics' executor ([`super::companion`]) uses a few calls more: the
+//! companion kernel text's module, a device-to-device copy, a synchronous readback, a blocking
+//! event, binding the device to its own threads, and graph capture where the runtime has it
+//! (CUDA; a device without graphs answers `None` and the plan's launches go one by one).
 
 use super::kernels;
-use super::pipeline::CompanionExec;
-use super::plan::Kernel;
+use super::launch;
+use super::plan::VmafKernel;
 use crate::backend::HostPlane;
 use crate::error::Result;
 
@@ -34,11 +39,18 @@ pub enum ArgValue {
     Motion(kernels::MotionArgs),
     Range(kernels::RangeArgs),
     Shift(kernels::ShiftArgs),
+    /// An `int` (the companion kernels' sizes).
+    I32(i32),
+    /// A `float`.
+    F32(f32),
 }
 
 /// A GPU runtime with its device open and bound to the calling thread (the pipeline's worker,
-/// which owns it): the kernels of [`Kernel::ALL`] loaded, the calls asynchronous on streams.
-pub trait Device: Sized + 'static {
+/// which owns it): the kernels of [`VmafKernel::ALL`] loaded, the calls asynchronous on streams.
+///
+/// A device is cloned into the companion metrics' feeder thread and shared with their scoring
+/// threads: its handles are usable from any thread once [`Device::bind`] made it current there.
+pub trait Device: Clone + Send + Sync + Sized + 'static {
     /// "CUDA", "HIP": the scope of this backend's errors.
     const NAME: &'static str;
     /// The backend's short name ([`crate::backend::Backend::name`]): "cuda", "hip".
@@ -46,12 +58,14 @@ pub trait Device: Sized + 'static {
     /// Whether host planes in CUDA's page-locked memory (the element's pool) are uploaded from
     /// there ([`crate::backend::Backend::uploads_pinned_memory`]).
     const UPLOADS_PINNED_MEMORY: bool;
-    type Buf: DeviceMem;
+    type Buf: DeviceMem + Send;
     type Host: HostMem;
-    type Stream;
-    type Event;
-    /// The companion metrics' executor on this device.
-    type Companions: CompanionExec<Self>;
+    type Stream: Send + Sync;
+    type Event: Send + Sync;
+    /// The companion kernels ([`launch::Kernel::ALL`] of `gpu::companion_plan::SOURCE`), loaded.
+    type Module: Send + Sync;
+    /// A captured series of launches, queued again with one call ([`Device::capture`]).
+    type Graph: Send;
 
     /// `bytes` of device memory, freed on drop.
     fn alloc(&self, bytes: usize) -> Result<Self::Buf>;
@@ -61,6 +75,12 @@ pub trait Device: Sized + 'static {
     fn stream(&self) -> Result<Self::Stream>;
     /// An event without timing.
     fn event(&self) -> Result<Self::Event>;
+    /// An event without timing that a host thread waiting for it sleeps on instead of spinning.
+    fn blocking_event(&self) -> Result<Self::Event>;
+    /// Make this device current on the calling thread.
+    fn bind(&self) -> Result<()>;
+    /// Load the companion kernels (compiled once per process).
+    fn load_companions(&self) -> Result<Self::Module>;
 
     /// Queue a copy of `src` to device address `dst` on `s` (`what` names it in errors).
     ///
@@ -94,11 +114,53 @@ pub trait Device: Sized + 'static {
     /// live device memory of the size the kernel indexes for the sizes passed with it.
     unsafe fn launch(
         &self,
-        k: Kernel,
+        k: VmafKernel,
         grid: (u32, u32),
         args: &[ArgValue],
         s: &Self::Stream,
     ) -> Result<()>;
+    /// Queue companion kernel `k` of `m` on a grid of `grid` blocks of [`launch::BLOCK`]
+    /// threads.
+    ///
+    /// # Safety
+    /// As [`Device::launch`]: `args` match the kernel's C signature (`launch::check_launch`),
+    /// every pointer is live device memory of the size the kernel indexes for its sizes.
+    unsafe fn launch_companion(
+        &self,
+        m: &Self::Module,
+        k: launch::Kernel,
+        grid: (u32, u32),
+        args: &[ArgValue],
+        s: &Self::Stream,
+    ) -> Result<()>;
+    /// Queue a copy of `bytes` bytes from device address `src` to `dst` on `s`.
+    ///
+    /// # Safety
+    /// Both ranges must be live device memory of `bytes` bytes, not overlapping.
+    unsafe fn copy_on_device(
+        &self,
+        dst: u64,
+        src: u64,
+        bytes: usize,
+        s: &Self::Stream,
+    ) -> Result<()>;
+    /// Copy `dst.len()` bytes at device address `src` into `dst` now (synchronously).
+    ///
+    /// # Safety
+    /// The device range must be live memory whose writes have completed.
+    unsafe fn download_now(&self, dst: &mut [u8], src: u64) -> Result<()>;
+    /// Wait for all work queued on the device.
+    fn sync_device(&self) -> Result<()>;
+    /// Capture what `queue` puts on `s` as a graph, or `Ok(None)` where this device has no
+    /// graphs (nothing is queued then). On failure the capture is ended (the stream usable
+    /// again) and the error returned.
+    fn capture(
+        &self,
+        s: &Self::Stream,
+        queue: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Option<Self::Graph>>;
+    /// Queue graph `g` on the stream it was captured on.
+    fn launch_graph(&self, g: &Self::Graph) -> Result<()>;
     fn record(&self, e: &Self::Event, s: &Self::Stream) -> Result<()>;
     /// Make `s`'s later work wait for `e`.
     fn wait(&self, s: &Self::Stream, e: &Self::Event) -> Result<()>;

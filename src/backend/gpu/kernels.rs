@@ -16,6 +16,32 @@ pub const SOURCE: &str = concat!(
     "\n"
 );
 
+/// A kernel text the GPU backends compile (NVRTC, hipRTC), each a module of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Text {
+    /// VIF, ADM, motion, range check, MSB shift ([`SOURCE`]).
+    Vmaf,
+    /// The companion metrics, CAMBI and SpEED chroma (`gpu::companion_plan::SOURCE`).
+    Companions,
+}
+
+impl Text {
+    pub fn source(self) -> &'static str {
+        match self {
+            Text::Vmaf => SOURCE,
+            Text::Companions => super::companion_plan::SOURCE,
+        }
+    }
+
+    /// The name in the compiler's log.
+    pub fn name(self) -> &'static str {
+        match self {
+            Text::Vmaf => "vmafgpu.cu",
+            Text::Companions => "vmafgpu_companions.cu",
+        }
+    }
+}
+
 /// `VifArgs` in kernels/vif.cu.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -174,7 +200,7 @@ mod tests {
 
     #[test]
     fn source_has_every_entry_point() {
-        for k in super::super::plan::Kernel::ALL {
+        for k in super::super::plan::VmafKernel::ALL {
             let needle = format!("{}(", k.name());
             assert!(SOURCE.contains(&needle), "kernel {} missing", k.name());
         }

@@ -14,6 +14,8 @@ pub(crate) fn gpu_error(scope: &str, what: &str, cause: impl std::fmt::Display) 
 
 #[doc(hidden)]
 pub mod cache;
+#[doc(hidden)]
+pub mod companion;
 mod companion_metrics;
 #[doc(hidden)]
 pub mod companion_plan;

@@ -1,6 +1,6 @@
 //! The slot pipeline of both GPU backends, written once over [`Device`]: VIF, ADM and motion
-//! accumulators equal to the CPU reference's bit for bit, and the companion metrics through
-//! the device's [`CompanionExec`].
+//! accumulators equal to the CPU reference's bit for bit, and the companion metrics on the
+//! device ([`GpuCompanions`]).
 //!
 //! - One worker thread owns the device. It keeps [`SLOTS`] frames in flight, each slot with its
 //!   own stream, device buffers, pinned staging (host -> device) and pinned readback memory, all
@@ -20,10 +20,10 @@
 //!   kept until then to name the first bad sample exactly.
 //! - Motion reads the previous frame's reference where it already is on the GPU (the previous
 //!   slot), so each reference is uploaded once.
-//! - Companion metrics ([`CompanionExec`]) are queued after a frame's uploads, sharing its luma
+//! - Companion metrics ([`GpuCompanions`]) are queued after a frame's uploads, sharing its luma
 //!   planes on the device; a slot about to be reused is read out into the queue while its
 //!   frame's companion scores are still being computed, so the engine may keep
-//!   [`CompanionExec::ring_len`] + 1 frames in flight ([`Backend::max_in_flight`]).
+//!   [`GpuCompanions::ring_len`] + 1 frames in flight ([`Backend::max_in_flight`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -31,12 +31,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::thread::JoinHandle;
 
+use super::companion::GpuCompanions;
 use super::device::{ArgValue, Device, DeviceMem, HostMem};
-use super::plan::{self, Arg, Buf, Plan, slot};
+use super::plan::{self, Arg, Buf, VmafPlan, slot};
 use super::staging::{StagePool, stage_threads};
 use crate::backend::stats::{CompanionTimes, WorkerTimes};
-use crate::backend::{Backend, CompanionScores, Companions, FrameAccum, FrameJob, HostFrame};
-use crate::backend::{HostPlane, compute_companions_cpu};
+use crate::backend::{Backend, Companions, FrameAccum, FrameJob, HostFrame, HostPlane};
 use crate::error::{Error, Result};
 use crate::features::adm::{AdmConstants, AdmParams};
 use crate::features::vif::VifParams;
@@ -55,95 +55,13 @@ pub struct SlotLuma<'a, D: Device> {
     pub stream: &'a D::Stream,
 }
 
-/// The companion metrics' executor of a device: frames are submitted in order and their
-/// scores taken by ticket, in the same order.
-pub trait CompanionExec<D: Device>: Sized {
-    /// Whether the metrics run on the device ([`Backend::computes_on_device`]).
-    const ON_DEVICE: bool;
-    /// Set up on `dev` (kernels, streams, threads), on the worker thread.
-    fn open(dev: &D) -> Result<Self>;
-    /// Queue `job`'s companion metrics (its planes in `host` where given); `luma` is where its
-    /// luma planes already are on the device. Returns the ticket for [`CompanionExec::take`].
-    fn submit(
-        &mut self,
-        job: &FrameJob,
-        host: Option<&HostFrame>,
-        luma: SlotLuma<'_, D>,
-    ) -> Result<u64>;
-    /// How many frames can be pending at once.
-    fn ring_len(&self) -> usize;
-    /// Whether `take(ticket)` returns without waiting.
-    fn is_ready(&self, ticket: u64) -> bool;
-    /// The scores of `ticket`, waiting for them.
-    fn take(&mut self, ticket: u64) -> Result<CompanionScores>;
-    /// Forget every pending frame (a reset).
-    fn clear(&mut self);
-}
-
-/// Companion metrics on the host's CPU with the reference code ([`compute_companions_cpu`]),
-/// computed when the frame's result is taken (the worker thread, while the GPU works on the
-/// following frames): the same numbers as the CPU backend.
-#[derive(Default)]
-pub struct HostCompanions {
-    /// Tickets and their jobs (host planes copied into them), in submission order.
-    queued: VecDeque<(u64, FrameJob)>,
-    next: u64,
-}
-
-impl<D: Device> CompanionExec<D> for HostCompanions {
-    const ON_DEVICE: bool = false;
-
-    fn open(_: &D) -> Result<Self> {
-        Ok(HostCompanions::default())
-    }
-
-    fn submit(
-        &mut self,
-        job: &FrameJob,
-        host: Option<&HostFrame>,
-        _: SlotLuma<'_, D>,
-    ) -> Result<u64> {
-        let t = self.next;
-        self.next += 1;
-        let job = match host {
-            Some(h) => h.materialize(job.clone()),
-            None => job.clone(),
-        };
-        self.queued.push_back((t, job));
-        Ok(t)
-    }
-
-    fn ring_len(&self) -> usize {
-        SLOTS
-    }
-
-    fn is_ready(&self, _: u64) -> bool {
-        true
-    }
-
-    fn take(&mut self, ticket: u64) -> Result<CompanionScores> {
-        while let Some((t, job)) = self.queued.pop_front() {
-            if t == ticket {
-                return compute_companions_cpu(&job);
-            }
-        }
-        Err(Error::Backend(format!(
-            "companions: no frame with ticket {ticket}"
-        )))
-    }
-
-    fn clear(&mut self) {
-        self.queued.clear();
-    }
-}
-
 /// What a slot is computing.
 #[derive(Clone, Copy, Debug)]
 struct SlotJob {
     index: u64,
     motion: bool,
     features: bool,
-    /// The companion metrics' ticket ([`CompanionExec::submit`]), if any.
+    /// The companion metrics' ticket ([`GpuCompanions::submit`]), if any.
     companions: Option<u64>,
 }
 
@@ -267,7 +185,7 @@ pub(crate) struct GpuWorker<D: Device> {
     div: D::Buf,
     finalize: Option<D::Buf>,
     key: Option<GeomKey>,
-    pub(crate) plan: Option<Plan>,
+    pub(crate) plan: Option<VmafPlan>,
     next: usize,
     queue: VecDeque<Queued>,
     last_ref: Option<(RefId, usize)>,
@@ -282,7 +200,7 @@ pub(crate) struct GpuWorker<D: Device> {
     /// The companion metrics' share of it (benchmarks).
     pub(crate) companion_host: CompanionTimes,
     /// The companion metrics' executor, set up by the first job that asks for one.
-    companion: Option<D::Companions>,
+    companion: Option<GpuCompanions<D>>,
     // Last: dropped after everything allocated on it.
     pub(crate) dev: D,
 }
@@ -334,7 +252,7 @@ impl<D: Device> GpuWorker<D> {
         self.key = None;
         let dev = &self.dev;
         let consts = AdmConstants::new(adm);
-        let plan = Plan::new(key.w, key.h, key.bpc, vif.enhn_gain_limit, &consts);
+        let plan = VmafPlan::new(key.w, key.h, key.bpc, vif.enhn_gain_limit, &consts);
         let fin_bytes: Vec<u8> = plan.finalize.iter().flat_map(|e| e.to_bytes()).collect();
         let fin = dev.alloc(fin_bytes.len())?;
         // SAFETY: fin has exactly fin_bytes.len() bytes; synchronized before fin_bytes drops.
@@ -388,7 +306,7 @@ impl<D: Device> GpuWorker<D> {
     }
 
     /// Queue one launch of the plan on slot `s`'s stream.
-    pub(crate) fn launch(&self, s: usize, l: &plan::Launch) -> Result<()> {
+    pub(crate) fn launch(&self, s: usize, l: &plan::VmafLaunch) -> Result<()> {
         plan::check_signature(l)?;
         let mut vals = Vec::with_capacity(l.args.len());
         for a in &l.args {
@@ -648,9 +566,9 @@ impl<D: Device> GpuWorker<D> {
             let submitted = (|| {
                 let exec = match &mut self.companion {
                     Some(c) => c,
-                    c => c.insert(D::Companions::open(dev)?),
+                    c => c.insert(GpuCompanions::open(dev)?),
                 };
-                let t = exec.submit(job, host, luma)?;
+                let t = exec.submit_sharing_luma(job, host, luma)?;
                 // Frames whose companion scores are pending, plus the one being queued.
                 self.depth.store(exec.ring_len() + 1, Ordering::Relaxed);
                 Ok(t)
@@ -718,10 +636,10 @@ impl<D: Device> GpuWorker<D> {
 
     /// The companion metrics' executor, set up by the first call (Backend::prepare or the
     /// first job that asks for a companion metric).
-    fn companions(&mut self) -> Result<&mut D::Companions> {
+    fn companions(&mut self) -> Result<&mut GpuCompanions<D>> {
         match &mut self.companion {
             Some(c) => Ok(c),
-            c => Ok(c.insert(D::Companions::open(&self.dev)?)),
+            c => Ok(c.insert(GpuCompanions::open(&self.dev)?)),
         }
     }
 
@@ -1122,12 +1040,13 @@ impl<D: Device> Backend for GpuBackend<D> {
         D::BACKEND
     }
 
-    /// VMAF's features run on the GPU; the companion metrics where the device's executor runs
-    /// them (CUDA: on the GPU, their float sums too; the host adds terms only for the rare
-    /// frame their bound does not decide; CAMBI: the host finishes each scale's pooling from the
-    /// GPU's exact sums, or in libvmaf's order from the c-values where those do not decide it).
-    fn computes_on_device(&self, companions: Companions) -> bool {
-        <D::Companions as CompanionExec<D>>::ON_DEVICE || !companions.any()
+    /// VMAF's features and the companion metrics run on the GPU ([`GpuCompanions`]), their
+    /// float sums too; the host adds terms only for the rare frame their bound does not decide;
+    /// CAMBI: the host finishes each scale's pooling from the GPU's exact sums, or in libvmaf's
+    /// order from the c-values where those do not decide it; SpEED chroma: the host finishes
+    /// the score with the CPU code's tail.
+    fn computes_on_device(&self, _: Companions) -> bool {
+        true
     }
 
     fn submit(&mut self, job: FrameJob) -> Result<()> {

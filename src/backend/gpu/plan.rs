@@ -58,7 +58,7 @@ pub enum Buf {
 
 /// Kernels, by entry-point name in `kernels/*.cu`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kernel {
+pub enum VmafKernel {
     VifS0U8,
     VifS0U16,
     VifS1,
@@ -76,49 +76,49 @@ pub enum Kernel {
     ShiftU16,
 }
 
-impl Kernel {
-    pub const ALL: [Kernel; 15] = [
-        Kernel::VifS0U8,
-        Kernel::VifS0U16,
-        Kernel::VifS1,
-        Kernel::VifS2,
-        Kernel::VifS3,
-        Kernel::AdmDwtS0U8,
-        Kernel::AdmDwtS0U16,
-        Kernel::AdmDwtS123,
-        Kernel::AdmCmS0,
-        Kernel::AdmCmS123,
-        Kernel::AdmFinalize,
-        Kernel::MotionU8,
-        Kernel::MotionU16,
-        Kernel::RangeU16,
-        Kernel::ShiftU16,
+impl VmafKernel {
+    pub const ALL: [VmafKernel; 15] = [
+        VmafKernel::VifS0U8,
+        VmafKernel::VifS0U16,
+        VmafKernel::VifS1,
+        VmafKernel::VifS2,
+        VmafKernel::VifS3,
+        VmafKernel::AdmDwtS0U8,
+        VmafKernel::AdmDwtS0U16,
+        VmafKernel::AdmDwtS123,
+        VmafKernel::AdmCmS0,
+        VmafKernel::AdmCmS123,
+        VmafKernel::AdmFinalize,
+        VmafKernel::MotionU8,
+        VmafKernel::MotionU16,
+        VmafKernel::RangeU16,
+        VmafKernel::ShiftU16,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
-            Kernel::VifS0U8 => "vif_s0_u8",
-            Kernel::VifS0U16 => "vif_s0_u16",
-            Kernel::VifS1 => "vif_s1",
-            Kernel::VifS2 => "vif_s2",
-            Kernel::VifS3 => "vif_s3",
-            Kernel::AdmDwtS0U8 => "adm_dwt_s0_u8",
-            Kernel::AdmDwtS0U16 => "adm_dwt_s0_u16",
-            Kernel::AdmDwtS123 => "adm_dwt_s123",
-            Kernel::AdmCmS0 => "adm_cm_s0",
-            Kernel::AdmCmS123 => "adm_cm_s123",
-            Kernel::AdmFinalize => "adm_finalize",
-            Kernel::MotionU8 => "motion_u8",
-            Kernel::MotionU16 => "motion_u16",
-            Kernel::RangeU16 => "range_u16",
-            Kernel::ShiftU16 => "shift_u16",
+            VmafKernel::VifS0U8 => "vif_s0_u8",
+            VmafKernel::VifS0U16 => "vif_s0_u16",
+            VmafKernel::VifS1 => "vif_s1",
+            VmafKernel::VifS2 => "vif_s2",
+            VmafKernel::VifS3 => "vif_s3",
+            VmafKernel::AdmDwtS0U8 => "adm_dwt_s0_u8",
+            VmafKernel::AdmDwtS0U16 => "adm_dwt_s0_u16",
+            VmafKernel::AdmDwtS123 => "adm_dwt_s123",
+            VmafKernel::AdmCmS0 => "adm_cm_s0",
+            VmafKernel::AdmCmS123 => "adm_cm_s123",
+            VmafKernel::AdmFinalize => "adm_finalize",
+            VmafKernel::MotionU8 => "motion_u8",
+            VmafKernel::MotionU16 => "motion_u16",
+            VmafKernel::RangeU16 => "range_u16",
+            VmafKernel::ShiftU16 => "shift_u16",
         }
     }
 }
 
 /// The kind of one kernel parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ArgKind {
+pub enum VmafArgKind {
     Ptr,
     Vif,
     Adm,
@@ -127,48 +127,48 @@ pub enum ArgKind {
     Shift,
 }
 
-impl Kernel {
+impl VmafKernel {
     /// The kernel's C parameter list (kernels/*.cu), in order.
-    pub fn signature(self) -> &'static [ArgKind] {
-        use ArgKind::*;
+    pub fn signature(self) -> &'static [VmafArgKind] {
+        use VmafArgKind::*;
         match self {
             // (ref, dis, VifArgs, log2_table, out_ref, out_dis, acc)
-            Kernel::VifS0U8 | Kernel::VifS0U16 | Kernel::VifS1 | Kernel::VifS2 => {
+            VmafKernel::VifS0U8 | VmafKernel::VifS0U16 | VmafKernel::VifS1 | VmafKernel::VifS2 => {
                 &[Ptr, Ptr, Vif, Ptr, Ptr, Ptr, Ptr]
             }
             // (ref, dis, VifArgs, log2_table, acc)
-            Kernel::VifS3 => &[Ptr, Ptr, Vif, Ptr, Ptr],
+            VmafKernel::VifS3 => &[Ptr, Ptr, Vif, Ptr, Ptr],
             // (ref, dis, AdmArgs, next_ref, next_dis, rbuf, div_lookup, den_rows)
-            Kernel::AdmDwtS0U8 | Kernel::AdmDwtS0U16 | Kernel::AdmDwtS123 => {
+            VmafKernel::AdmDwtS0U8 | VmafKernel::AdmDwtS0U16 | VmafKernel::AdmDwtS123 => {
                 &[Ptr, Ptr, Adm, Ptr, Ptr, Ptr, Ptr, Ptr]
             }
             // (rbuf, AdmArgs, cm_rows)
-            Kernel::AdmCmS0 | Kernel::AdmCmS123 => &[Ptr, Adm, Ptr],
+            VmafKernel::AdmCmS0 | VmafKernel::AdmCmS123 => &[Ptr, Adm, Ptr],
             // (rows, entries, out)
-            Kernel::AdmFinalize => &[Ptr, Ptr, Ptr],
+            VmafKernel::AdmFinalize => &[Ptr, Ptr, Ptr],
             // (prev, cur, MotionArgs, sad)
-            Kernel::MotionU8 | Kernel::MotionU16 => &[Ptr, Ptr, Motion, Ptr],
+            VmafKernel::MotionU8 | VmafKernel::MotionU16 => &[Ptr, Ptr, Motion, Ptr],
             // (a, b, RangeArgs, bad)
-            Kernel::RangeU16 => &[Ptr, Ptr, Range, Ptr],
+            VmafKernel::RangeU16 => &[Ptr, Ptr, Range, Ptr],
             // (p, ShiftArgs)
-            Kernel::ShiftU16 => &[Ptr, Shift],
+            VmafKernel::ShiftU16 => &[Ptr, Shift],
         }
     }
 }
 
 /// Refuse a launch whose arguments do not match the kernel's parameter list.
-pub fn check_signature(l: &Launch) -> crate::Result<()> {
+pub fn check_signature(l: &VmafLaunch) -> crate::Result<()> {
     let kind = |a: &Arg| match a {
-        Arg::Ptr(..) | Arg::Null => ArgKind::Ptr,
-        Arg::Vif(_) => ArgKind::Vif,
-        Arg::Adm(_) => ArgKind::Adm,
-        Arg::Motion(_) => ArgKind::Motion,
-        Arg::Range(_) => ArgKind::Range,
-        Arg::Shift(_) => ArgKind::Shift,
+        Arg::Ptr(..) | Arg::Null => VmafArgKind::Ptr,
+        Arg::Vif(_) => VmafArgKind::Vif,
+        Arg::Adm(_) => VmafArgKind::Adm,
+        Arg::Motion(_) => VmafArgKind::Motion,
+        Arg::Range(_) => VmafArgKind::Range,
+        Arg::Shift(_) => VmafArgKind::Shift,
     };
     let sig = l.kernel.signature();
     if l.args.len() != sig.len() || l.args.iter().zip(sig).any(|(a, k)| kind(a) != *k) {
-        let kinds: Vec<ArgKind> = l.args.iter().map(kind).collect();
+        let kinds: Vec<VmafArgKind> = l.args.iter().map(kind).collect();
         return Err(crate::Error::Backend(format!(
             "launch of {} with arguments {kinds:?}, expected {:?}",
             l.kernel.name(),
@@ -194,8 +194,8 @@ pub enum Arg {
 
 /// One kernel launch: `grid` blocks of `BLOCK` threads (1-D blocks).
 #[derive(Clone, Debug)]
-pub struct Launch {
-    pub kernel: Kernel,
+pub struct VmafLaunch {
+    pub kernel: VmafKernel,
     pub grid: (u32, u32),
     pub args: Vec<Arg>,
 }
@@ -212,24 +212,24 @@ const MOT_TH: usize = 16;
 
 /// The frame plan for one geometry.
 #[derive(Clone, Debug)]
-pub struct Plan {
+pub struct VmafPlan {
     pub w: usize,
     pub h: usize,
     pub bpc: u8,
     /// Bytes of each buffer.
     pub bufs: Vec<(Buf, usize)>,
     /// The motion launch (only when the frame has a previous reference).
-    pub motion: Launch,
+    pub motion: VmafLaunch,
     /// The range check of the frame's reference and distorted planes, for 9- to 15-bit
     /// samples (8- and 16-bit samples cannot be out of range): run first, and only for planes
     /// taken from the caller's memory without a host check.
-    pub range: Option<Launch>,
+    pub range: Option<VmafLaunch>,
     /// For 9- to 15-bit samples: the in-place shift of the reference, distorted and previous
     /// reference planes (in that order) down by `16 - bpc` bits, for planes uploaded as an
     /// MSB-aligned format stores them (P010: 10 bits 6 up). Run right after the uploads.
-    pub shift: Option<[Launch; 3]>,
+    pub shift: Option<[VmafLaunch; 3]>,
     /// VIF and ADM launches, in order, then the finalize launch.
-    pub launches: Vec<Launch>,
+    pub launches: Vec<VmafLaunch>,
     /// Contents of `Buf::Finalize`.
     pub finalize: Vec<FinalizeEntry>,
     /// u64 words of `Buf::Acc` (results and per-row sums).
@@ -256,9 +256,9 @@ fn grid(w: usize, h: usize, tw: usize, th: usize) -> (u32, u32) {
     (w.div_ceil(tw) as u32, h.div_ceil(th) as u32)
 }
 
-impl Plan {
+impl VmafPlan {
     /// The plan for `w x h` frames of `bpc` bits (8..=16, at least 33x33).
-    pub fn new(w: usize, h: usize, bpc: u8, vif_egl: f64, adm: &AdmConstants) -> Plan {
+    pub fn new(w: usize, h: usize, bpc: u8, vif_egl: f64, adm: &AdmConstants) -> VmafPlan {
         assert!(w >= 33 && h >= 33 && (8..=16).contains(&bpc));
         let sample = if bpc == 8 { 1 } else { 2 };
         let b = bpc as u32;
@@ -308,11 +308,11 @@ impl Plan {
                 (Buf::VifRef(s as u8), Buf::VifDis(s as u8))
             };
             let kernel = match s {
-                0 if bpc == 8 => Kernel::VifS0U8,
-                0 => Kernel::VifS0U16,
-                1 => Kernel::VifS1,
-                2 => Kernel::VifS2,
-                _ => Kernel::VifS3,
+                0 if bpc == 8 => VmafKernel::VifS0U8,
+                0 => VmafKernel::VifS0U16,
+                1 => VmafKernel::VifS1,
+                2 => VmafKernel::VifS2,
+                _ => VmafKernel::VifS3,
             };
             let mut args = vec![
                 Arg::Ptr(src_r, 0),
@@ -325,7 +325,7 @@ impl Plan {
                 args.push(Arg::Ptr(Buf::VifDis(s as u8 + 1), 0));
             }
             args.push(Arg::Ptr(Buf::Acc, 8 * (slot::VIF + 4 * s)));
-            launches.push(Launch {
+            launches.push(VmafLaunch {
                 kernel,
                 grid: grid(vw[s], vh[s], VIF_TW, VIF_TH),
                 args,
@@ -419,16 +419,16 @@ impl Plan {
                     Buf::Ref,
                     Buf::Dis,
                     if bpc == 8 {
-                        Kernel::AdmDwtS0U8
+                        VmafKernel::AdmDwtS0U8
                     } else {
-                        Kernel::AdmDwtS0U16
+                        VmafKernel::AdmDwtS0U16
                     },
                 )
             } else {
                 (
                     Buf::AdmRef(s as u8),
                     Buf::AdmDis(s as u8),
-                    Kernel::AdmDwtS123,
+                    VmafKernel::AdmDwtS123,
                 )
             };
             let (next_r, next_d) = if s < 3 {
@@ -439,7 +439,7 @@ impl Plan {
             } else {
                 (Arg::Null, Arg::Null)
             };
-            launches.push(Launch {
+            launches.push(VmafLaunch {
                 kernel: dwt,
                 grid: grid(bw, bh, ADM_TW, ADM_TH),
                 args: vec![
@@ -453,11 +453,11 @@ impl Plan {
                     Arg::Ptr(Buf::Acc, 8 * den_rows),
                 ],
             });
-            launches.push(Launch {
+            launches.push(VmafLaunch {
                 kernel: if s == 0 {
-                    Kernel::AdmCmS0
+                    VmafKernel::AdmCmS0
                 } else {
-                    Kernel::AdmCmS123
+                    VmafKernel::AdmCmS123
                 },
                 grid: grid(rw, rh, ADM_TW, ADM_TH),
                 args: vec![
@@ -490,8 +490,8 @@ impl Plan {
                 });
             }
         }
-        launches.push(Launch {
-            kernel: Kernel::AdmFinalize,
+        launches.push(VmafLaunch {
+            kernel: VmafKernel::AdmFinalize,
             grid: (finalize.len() as u32, 1),
             args: vec![
                 Arg::Ptr(Buf::Acc, 0),
@@ -506,11 +506,11 @@ impl Plan {
         let acc_words = rows_at;
         bufs.push((Buf::Acc, acc_words * 8));
 
-        let motion = Launch {
+        let motion = VmafLaunch {
             kernel: if bpc == 8 {
-                Kernel::MotionU8
+                VmafKernel::MotionU8
             } else {
-                Kernel::MotionU16
+                VmafKernel::MotionU16
             },
             grid: grid(w, h, MOT_TW, MOT_TH),
             args: vec![
@@ -538,8 +538,8 @@ impl Plan {
                 (w * h) as u32,
             )
         });
-        let range = words.map(|(blocks, n)| Launch {
-            kernel: Kernel::RangeU16,
+        let range = words.map(|(blocks, n)| VmafLaunch {
+            kernel: VmafKernel::RangeU16,
             grid: (blocks, 1),
             args: vec![
                 Arg::Ptr(Buf::Ref, 0),
@@ -552,8 +552,8 @@ impl Plan {
             ],
         });
         let shift = words.map(|(blocks, n)| {
-            [Buf::Ref, Buf::Dis, Buf::Prev].map(|b| Launch {
-                kernel: Kernel::ShiftU16,
+            [Buf::Ref, Buf::Dis, Buf::Prev].map(|b| VmafLaunch {
+                kernel: VmafKernel::ShiftU16,
                 grid: (blocks, 1),
                 args: vec![
                     Arg::Ptr(b, 0),
@@ -565,7 +565,7 @@ impl Plan {
             })
         });
 
-        Plan {
+        VmafPlan {
             w,
             h,
             bpc,
@@ -679,9 +679,9 @@ mod tests {
     fn range_check_only_where_a_sample_can_be_out_of_range() {
         let consts = AdmConstants::new(&crate::features::adm::AdmParams::default());
         for bpc in 8..=16u8 {
-            let p = Plan::new(641, 359, bpc, 100.0, &consts);
+            let p = VmafPlan::new(641, 359, bpc, 100.0, &consts);
             assert_eq!(p.range.is_some(), bpc != 8 && bpc != 16, "{bpc}-bit");
-            if let Some(Launch { args, .. }) = &p.range {
+            if let Some(VmafLaunch { args, .. }) = &p.range {
                 let Arg::Range(r) = args[2] else {
                     panic!("{args:?}")
                 };
@@ -689,8 +689,16 @@ mod tests {
             }
         }
         // Above 2^31 samples the kernel's u32 indices could wrap: no launch (host scan).
-        assert!(Plan::new(46341, 46341, 10, 100.0, &consts).range.is_none());
-        assert!(Plan::new(46340, 46340, 10, 100.0, &consts).range.is_some());
+        assert!(
+            VmafPlan::new(46341, 46341, 10, 100.0, &consts)
+                .range
+                .is_none()
+        );
+        assert!(
+            VmafPlan::new(46340, 46340, 10, 100.0, &consts)
+                .range
+                .is_some()
+        );
     }
 
     /// The in-place shift of MSB-aligned planes: for 9- to 15-bit samples only, each of the
@@ -699,7 +707,7 @@ mod tests {
     fn shift_launches_cover_the_three_input_planes() {
         let consts = AdmConstants::new(&crate::features::adm::AdmParams::default());
         for bpc in 8..=16u8 {
-            let p = Plan::new(641, 359, bpc, 100.0, &consts);
+            let p = VmafPlan::new(641, 359, bpc, 100.0, &consts);
             assert_eq!(p.shift.is_some(), bpc != 8 && bpc != 16, "{bpc}-bit");
             for (l, b) in p
                 .shift
@@ -718,7 +726,11 @@ mod tests {
                 );
             }
         }
-        assert!(Plan::new(46341, 46341, 10, 100.0, &consts).shift.is_none());
+        assert!(
+            VmafPlan::new(46341, 46341, 10, 100.0, &consts)
+                .shift
+                .is_none()
+        );
     }
 
     #[test]
@@ -730,7 +742,7 @@ mod tests {
             (641, 359, 10),
             (15360, 8640, 16),
         ] {
-            let p = Plan::new(w, h, bpc, 100.0, &consts);
+            let p = VmafPlan::new(w, h, bpc, 100.0, &consts);
             for l in p
                 .launches
                 .iter()

@@ -16,13 +16,10 @@
 
 use std::sync::Arc;
 
-use super::companion_plan::{Arena, Geometry};
+use super::companion_plan::{Arena, Geometry, Inputs};
 use super::launch::*;
 use crate::error::{Error, Result};
 use crate::features::speed::{self, GpuLayout, PrescaleMethod, SpeedChroma, SpeedSide};
-
-/// The frame's planes in the arena, as u16: reference Y, Cb, Cr, then distorted Y, Cb, Cr.
-type Inputs = [Option<Region>; 6];
 
 /// One side's results: the operating image, the 25 means and the 625 covariances (floats).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

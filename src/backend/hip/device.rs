@@ -5,12 +5,13 @@ use std::ffi::{CString, c_int, c_void};
 use std::sync::Arc;
 
 use super::ffi::{self, Runtime};
-use super::{be, check_arch, code_object};
+use super::{Text, be, check_arch, code_object};
 use crate::backend::HostPlane;
 use crate::backend::gpu::device::{ArgValue, Device, DeviceMem, HostMem};
 use crate::backend::gpu::kernels;
-use crate::backend::gpu::pipeline::{DeviceInfo, HostCompanions};
-use crate::backend::gpu::plan::{self, Kernel};
+use crate::backend::gpu::launch;
+use crate::backend::gpu::pipeline::DeviceInfo;
+use crate::backend::gpu::plan::{self, VmafKernel};
 use crate::error::{Error, Result};
 
 /// A device address as the runtime's pointer type.
@@ -33,6 +34,11 @@ impl DeviceMem for HipBuf {
         self.bytes
     }
 }
+
+// SAFETY (this and the three below): the handles are the HIP runtime's, which is thread-safe;
+// each is used from another thread only after the device was made current there
+// (Device::bind), and freed once, on drop.
+unsafe impl Send for HipBuf {}
 
 impl Drop for HipBuf {
     fn drop(&mut self) {
@@ -81,6 +87,11 @@ pub struct HipStream {
     s: ffi::Stream,
 }
 
+// SAFETY: as for HipBuf.
+unsafe impl Send for HipStream {}
+// SAFETY: as for HipBuf; the runtime serializes calls on one stream.
+unsafe impl Sync for HipStream {}
+
 impl Drop for HipStream {
     fn drop(&mut self) {
         // SAFETY: live stream, destroyed once; its work was synchronized by the owner.
@@ -94,6 +105,11 @@ pub struct HipEvent {
     e: ffi::Event,
 }
 
+// SAFETY: as for HipBuf.
+unsafe impl Send for HipEvent {}
+// SAFETY: as for HipBuf; recording and waiting are runtime calls.
+unsafe impl Sync for HipEvent {}
+
 impl Drop for HipEvent {
     fn drop(&mut self) {
         // SAFETY: live event, destroyed once.
@@ -101,10 +117,44 @@ impl Drop for HipEvent {
     }
 }
 
-/// The loaded kernels of one device.
-struct HipModule {
+/// The loaded kernels of one kernel text on one device.
+pub struct HipModule {
     rt: Arc<Runtime>,
     m: ffi::Module,
+    /// Its functions, in the text's kernel list order.
+    funcs: Vec<ffi::Function>,
+}
+
+// SAFETY: as for HipBuf (module and function handles are read only after loading).
+unsafe impl Send for HipModule {}
+// SAFETY: as above.
+unsafe impl Sync for HipModule {}
+
+impl HipModule {
+    /// Load code object `code` (compiled for `arch`) and look up `names`.
+    fn load(rt: &Arc<Runtime>, code: &[u8], arch: &str, names: &[&str]) -> Result<HipModule> {
+        let mut m: ffi::Module = std::ptr::null_mut();
+        // SAFETY: `code` is a complete code object from hipRTC for this device's arch; the
+        // runtime copies what it needs before returning.
+        let e = unsafe { (rt.module_load_data)(&mut m, code.as_ptr() as *const c_void) };
+        rt.check(e, "hipModuleLoadData")
+            .map_err(|m| be(&format!("load kernels for {arch}"), m))?;
+        let mut module = HipModule {
+            rt: rt.clone(),
+            m,
+            funcs: Vec::with_capacity(names.len()),
+        };
+        for name in names {
+            let cname = CString::new(*name).expect("kernel names have no NUL");
+            let mut f: ffi::Function = std::ptr::null_mut();
+            // SAFETY: live module, valid C string, writes one handle.
+            let e = unsafe { (rt.module_get_function)(&mut f, module.m, cname.as_ptr()) };
+            rt.check(e, "hipModuleGetFunction")
+                .map_err(|m| be(name, m))?;
+            module.funcs.push(f);
+        }
+        Ok(module)
+    }
 }
 
 impl Drop for HipModule {
@@ -116,10 +166,14 @@ impl Drop for HipModule {
 }
 
 /// One AMD GPU, bound to the worker thread, with the VMAF kernels loaded.
+#[derive(Clone)]
 pub struct HipDevice {
     rt: Arc<Runtime>,
-    funcs: Vec<ffi::Function>,
-    _module: HipModule,
+    /// The device's ordinal (hipSetDevice).
+    ordinal: c_int,
+    /// Its architecture (target ID), for the companion kernels' code object.
+    arch: String,
+    vmaf: Arc<HipModule>,
 }
 
 impl HipDevice {
@@ -155,35 +209,82 @@ impl HipDevice {
             .map_err(|m| be("device architecture", m))?;
         let version = rt.version().map_err(|m| be("runtime version", m))?;
         check_arch(version, &arch).map_err(|m| be(&name, m))?;
-        let code = code_object(&rt, &arch)?;
-
-        let mut m: ffi::Module = std::ptr::null_mut();
-        // SAFETY: `code` is a complete code object from hipRTC for this device's arch; the
-        // runtime copies what it needs before returning.
-        let e = unsafe { (rt.module_load_data)(&mut m, code.as_ptr() as *const c_void) };
-        rt.check(e, "hipModuleLoadData")
-            .map_err(|m| be(&format!("load kernels for {arch}"), m))?;
-        let module = HipModule { rt: rt.clone(), m };
-        let mut funcs = Vec::new();
-        for k in Kernel::ALL {
-            let cname = CString::new(k.name()).expect("kernel names have no NUL");
-            let mut f: ffi::Function = std::ptr::null_mut();
-            // SAFETY: live module, valid C string, writes one handle.
-            let e = unsafe { (rt.module_get_function)(&mut f, module.m, cname.as_ptr()) };
-            rt.check(e, "hipModuleGetFunction")
-                .map_err(|m| be(k.name(), m))?;
-            funcs.push(f);
-        }
+        let code = code_object(&rt, &arch, Text::Vmaf)?;
+        let names: Vec<&str> = VmafKernel::ALL.iter().map(|k| k.name()).collect();
+        let vmaf = Arc::new(HipModule::load(&rt, &code, &arch, &names)?);
         let device = HipDevice {
             rt,
-            funcs,
-            _module: module,
+            ordinal: dev,
+            arch: arch.clone(),
+            vmaf,
         };
         Ok((device, DeviceInfo { name, arch }))
     }
 
     fn check(&self, e: ffi::HipError, call: &str, what: &str) -> Result<()> {
         self.rt.check(e, call).map_err(|m| be(what, m))
+    }
+
+    fn new_event(&self, flags: std::ffi::c_uint) -> Result<HipEvent> {
+        let mut e = std::ptr::null_mut();
+        // SAFETY: writes one handle.
+        let r = unsafe { (self.rt.event_create_with_flags)(&mut e, flags) };
+        self.check(r, "hipEventCreateWithFlags", "event")?;
+        Ok(HipEvent {
+            rt: self.rt.clone(),
+            e,
+        })
+    }
+
+    /// Queue function `f` (`name` in errors) of a loaded module with `args` on `s`.
+    ///
+    /// # Safety
+    /// `args` must match the kernel's C signature, every pointer be live device memory of the
+    /// size the kernel indexes for the sizes passed with it.
+    unsafe fn launch_function(
+        &self,
+        f: ffi::Function,
+        name: &str,
+        grid: (u32, u32),
+        block: u32,
+        args: &[ArgValue],
+        s: &HipStream,
+    ) -> Result<()> {
+        // hipModuleLaunchKernel's kernelParams: one pointer to each argument's value. `vals`
+        // is complete and not moved until the call returns (the runtime copies the values).
+        let mut vals = args.to_vec();
+        let mut params: Vec<*mut c_void> = vals
+            .iter_mut()
+            .map(|v| match v {
+                ArgValue::Ptr(p) => p as *mut u64 as *mut c_void,
+                ArgValue::Vif(x) => x as *mut kernels::VifArgs as *mut c_void,
+                ArgValue::Adm(x) => x as *mut kernels::AdmArgs as *mut c_void,
+                ArgValue::Motion(x) => x as *mut kernels::MotionArgs as *mut c_void,
+                ArgValue::Range(x) => x as *mut kernels::RangeArgs as *mut c_void,
+                ArgValue::Shift(x) => x as *mut kernels::ShiftArgs as *mut c_void,
+                ArgValue::I32(x) => x as *mut i32 as *mut c_void,
+                ArgValue::F32(x) => x as *mut f32 as *mut c_void,
+            })
+            .collect();
+        // SAFETY: the caller's contract: the arguments match the kernel's signature (a device
+        // pointer is 64 bits, as u64), every pointer is live memory of the sizes the kernel
+        // indexes.
+        let e = unsafe {
+            (self.rt.module_launch_kernel)(
+                f,
+                grid.0,
+                grid.1,
+                1,
+                block,
+                1,
+                1,
+                0,
+                s.s,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        self.check(e, "hipModuleLaunchKernel", name)
     }
 }
 
@@ -192,7 +293,9 @@ impl Device for HipDevice {
     type Host = HipPinned;
     type Stream = HipStream;
     type Event = HipEvent;
-    type Companions = HostCompanions;
+    type Module = HipModule;
+    /// HIP has graphs, but the companions' launches go one by one here ([`Device::capture`]).
+    type Graph = std::convert::Infallible;
     const NAME: &'static str = "HIP";
     const BACKEND: &'static str = "hip";
     /// The element's pool is CUDA's page-locked memory: HIP stages every host plane.
@@ -246,14 +349,87 @@ impl Device for HipDevice {
     }
 
     fn event(&self) -> Result<HipEvent> {
-        let mut e = std::ptr::null_mut();
-        // SAFETY: writes one handle.
-        let r = unsafe { (self.rt.event_create_with_flags)(&mut e, ffi::EVENT_DISABLE_TIMING) };
-        self.check(r, "hipEventCreateWithFlags", "event")?;
-        Ok(HipEvent {
-            rt: self.rt.clone(),
-            e,
-        })
+        self.new_event(ffi::EVENT_DISABLE_TIMING)
+    }
+
+    fn blocking_event(&self) -> Result<HipEvent> {
+        self.new_event(ffi::EVENT_DISABLE_TIMING | ffi::EVENT_BLOCKING_SYNC)
+    }
+
+    fn bind(&self) -> Result<()> {
+        // SAFETY: a valid ordinal (checked when the device was opened).
+        let e = unsafe { (self.rt.set_device)(self.ordinal) };
+        self.check(e, "hipSetDevice", "bind device")
+    }
+
+    fn load_companions(&self) -> Result<HipModule> {
+        let code = code_object(&self.rt, &self.arch, Text::Companions)?;
+        let names: Vec<&str> = launch::Kernel::ALL.iter().map(|k| k.name()).collect();
+        HipModule::load(&self.rt, &code, &self.arch, &names)
+    }
+
+    unsafe fn launch_companion(
+        &self,
+        m: &HipModule,
+        k: launch::Kernel,
+        grid: (u32, u32),
+        args: &[ArgValue],
+        s: &HipStream,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract (Device::launch_companion).
+        unsafe { self.launch_function(m.funcs[k as usize], k.name(), grid, launch::BLOCK, args, s) }
+    }
+
+    unsafe fn copy_on_device(&self, dst: u64, src: u64, bytes: usize, s: &HipStream) -> Result<()> {
+        // SAFETY: the caller's contract.
+        let e = unsafe {
+            (self.rt.memcpy_async)(
+                dptr(dst),
+                dptr(src),
+                bytes,
+                ffi::MEMCPY_DEVICE_TO_DEVICE,
+                s.s,
+            )
+        };
+        self.check(e, "hipMemcpyAsync", "copy on the device")
+    }
+
+    unsafe fn download_now(&self, dst: &mut [u8], src: u64) -> Result<()> {
+        // On the null stream, then waited for: the caller's contract says the source's writes
+        // are done.
+        let null = std::ptr::null_mut();
+        // SAFETY: the caller's contract; `dst` is written before hipStreamSynchronize returns.
+        let e = unsafe {
+            (self.rt.memcpy_async)(
+                dst.as_mut_ptr() as *mut c_void,
+                dptr(src),
+                dst.len(),
+                ffi::MEMCPY_DEVICE_TO_HOST,
+                null,
+            )
+        };
+        self.check(e, "hipMemcpyAsync", "read back terms")?;
+        // SAFETY: the null stream.
+        let e = unsafe { (self.rt.stream_synchronize)(null) };
+        self.check(e, "hipStreamSynchronize", "read back terms")
+    }
+
+    fn sync_device(&self) -> Result<()> {
+        // SAFETY: no arguments; the calling thread's current device.
+        let e = unsafe { (self.rt.device_synchronize)() };
+        self.check(e, "hipDeviceSynchronize", "synchronize")
+    }
+
+    fn capture(
+        &self,
+        _: &HipStream,
+        _: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Option<std::convert::Infallible>> {
+        Ok(None)
+    }
+
+    fn launch_graph(&self, g: &std::convert::Infallible) -> Result<()> {
+        match *g {}
     }
 
     unsafe fn upload(&self, dst: u64, src: &[u8], s: &HipStream, what: &str) -> Result<()> {
@@ -304,44 +480,22 @@ impl Device for HipDevice {
 
     unsafe fn launch(
         &self,
-        k: Kernel,
+        k: VmafKernel,
         grid: (u32, u32),
         args: &[ArgValue],
         s: &HipStream,
     ) -> Result<()> {
-        // hipModuleLaunchKernel's kernelParams: one pointer to each argument's value. `vals`
-        // is complete and not moved until the call returns (the runtime copies the values).
-        let mut vals = args.to_vec();
-        let mut params: Vec<*mut c_void> = vals
-            .iter_mut()
-            .map(|v| match v {
-                ArgValue::Ptr(p) => p as *mut u64 as *mut c_void,
-                ArgValue::Vif(x) => x as *mut kernels::VifArgs as *mut c_void,
-                ArgValue::Adm(x) => x as *mut kernels::AdmArgs as *mut c_void,
-                ArgValue::Motion(x) => x as *mut kernels::MotionArgs as *mut c_void,
-                ArgValue::Range(x) => x as *mut kernels::RangeArgs as *mut c_void,
-                ArgValue::Shift(x) => x as *mut kernels::ShiftArgs as *mut c_void,
-            })
-            .collect();
-        // SAFETY: the caller's contract (Device::launch): the arguments match the kernel's
-        // signature (a device pointer is 64 bits, as u64), every pointer is live memory of the
-        // sizes the kernel indexes.
-        let e = unsafe {
-            (self.rt.module_launch_kernel)(
-                self.funcs[k as usize],
-                grid.0,
-                grid.1,
-                1,
+        // SAFETY: the caller's contract (Device::launch).
+        unsafe {
+            self.launch_function(
+                self.vmaf.funcs[k as usize],
+                k.name(),
+                grid,
                 plan::BLOCK,
-                1,
-                1,
-                0,
-                s.s,
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
+                args,
+                s,
             )
-        };
-        self.check(e, "hipModuleLaunchKernel", k.name())
+        }
     }
 
     fn record(&self, e: &HipEvent, s: &HipStream) -> Result<()> {

@@ -37,6 +37,7 @@ pub const HIP_ERROR_NO_DEVICE: HipError = 100;
 /// `hipMemcpyKind`.
 pub const MEMCPY_HOST_TO_DEVICE: c_int = 1;
 pub const MEMCPY_DEVICE_TO_HOST: c_int = 2;
+pub const MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
 /// `hipHostMallocDefault` / `hipHostMallocWriteCombined`.
 pub const HOST_MALLOC_DEFAULT: c_uint = 0;
 pub const HOST_MALLOC_WRITE_COMBINED: c_uint = 4;
@@ -44,6 +45,8 @@ pub const HOST_MALLOC_WRITE_COMBINED: c_uint = 4;
 pub const STREAM_NON_BLOCKING: c_uint = 1;
 /// `hipEventDisableTiming`.
 pub const EVENT_DISABLE_TIMING: c_uint = 2;
+/// `hipEventBlockingSync`: a host thread waiting for the event sleeps.
+pub const EVENT_BLOCKING_SYNC: c_uint = 1;
 
 /// Opaque handles (`hipStream_t`, `hipEvent_t`, `hipModule_t`, `hipFunction_t`,
 /// `hiprtcProgram`).
@@ -62,6 +65,7 @@ const PROPS_R0600: (usize, usize) = (1472, 1160);
 const PROPS_BUFFER: usize = 16384;
 
 type FnInit = unsafe extern "C" fn(c_uint) -> HipError;
+type FnVoid = unsafe extern "C" fn() -> HipError;
 type FnIntOut = unsafe extern "C" fn(*mut c_int) -> HipError;
 type FnInt = unsafe extern "C" fn(c_int) -> HipError;
 type FnDeviceName = unsafe extern "C" fn(*mut c_char, c_int, c_int) -> HipError;
@@ -134,6 +138,7 @@ pub struct Runtime {
     pub runtime_get_version: FnIntOut,
     pub get_device_count: FnIntOut,
     pub set_device: FnInt,
+    pub device_synchronize: FnVoid,
     pub device_get_name: FnDeviceName,
     /// `hipGetDevicePropertiesR0600` when the library has it, else `hipGetDeviceProperties`;
     /// with the matching layout.
@@ -313,6 +318,7 @@ impl Runtime {
                 runtime_get_version: func(h, lib, "hipRuntimeGetVersion")?,
                 get_device_count: func(h, lib, "hipGetDeviceCount")?,
                 set_device: func(h, lib, "hipSetDevice")?,
+                device_synchronize: func(h, lib, "hipDeviceSynchronize")?,
                 device_get_name: func(h, lib, "hipDeviceGetName")?,
                 get_device_properties,
                 props_layout,
