@@ -53,6 +53,7 @@ use gst::glib;
 use gst::prelude::*;
 
 mod imp;
+mod cuda;
 mod input;
 pub mod messages;
 mod pairing;
