@@ -630,7 +630,14 @@ impl Scorer {
         distorted: Frame<'_>,
     ) -> Result<Vec<FrameScores>> {
         let geometry = self.validate(&reference, &distorted)?;
-        if reference.on_device() || distorted.on_device() {
+        // A clip whose last reference is in device memory stays on the device route (a pad
+        // that moved to system memory: its planes are read where they are too).
+        let clip_on_device = self
+            .clip
+            .refs
+            .back()
+            .is_some_and(|(_, p)| matches!(p, Some(InputPlane::Device(_))));
+        if reference.on_device() || distorted.on_device() || clip_on_device {
             return self.push_device(geometry, &reference, &distorted);
         }
         let host_set = self.host_set_for(&geometry)?;
@@ -890,7 +897,9 @@ impl Scorer {
         self.clip.geometry = Some(geometry);
         self.clip.next_index += 1;
         self.clip.in_flight += 1;
-        self.clip.refs.push_back((shape, Some(InputPlane::Host(ref_luma))));
+        self.clip
+            .refs
+            .push_back((shape, Some(InputPlane::Host(ref_luma))));
         while self.clip.refs.len() > distance {
             self.clip.refs.pop_front();
         }
@@ -1143,6 +1152,9 @@ mod companion_format_tests;
 
 #[cfg(test)]
 mod on_device_tests;
+
+#[cfg(test)]
+mod device_tests;
 
 /// A clip read from device planes cannot go on with frames copied by the engine, nor the other
 /// way round (motion reads the previous reference where the clip's route left it).

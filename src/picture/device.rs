@@ -71,7 +71,9 @@ impl DevicePlane {
             return Err(Error::Geometry("device plane: empty plane".into()));
         }
         let row = width * if bpc > 8 { 2 } else { 1 };
-        let end = pitch.checked_mul(height - 1).and_then(|n| n.checked_add(row));
+        let end = pitch
+            .checked_mul(height - 1)
+            .and_then(|n| n.checked_add(row));
         if pitch < row || end.is_none_or(|e| e > span) {
             return Err(Error::Geometry(format!(
                 "device plane: {span} bytes with pitch {pitch} are too small for \
@@ -192,7 +194,10 @@ mod tests {
     fn geometry_is_checked() {
         assert!(plane(64 * 3 + 40, 64, 40, 4, 8).is_ok());
         assert!(plane(64 * 3 + 39, 64, 40, 4, 8).is_err());
-        assert!(plane(64 * 3 + 80, 64, 40, 4, 10).is_err(), "pitch below the row");
+        assert!(
+            plane(64 * 3 + 80, 64, 40, 4, 10).is_err(),
+            "pitch below the row"
+        );
         assert!(plane(128 * 3 + 80, 128, 40, 4, 10).is_ok());
         assert!(plane(1000, 64, 40, 4, 17).is_err());
         assert!(plane(1000, 64, 0, 4, 8).is_err());

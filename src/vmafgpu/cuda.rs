@@ -152,7 +152,12 @@ impl Drop for Context {
 
 impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "GstCudaContext({:p}, CUcontext {:#x})", self.ptr, self.handle())
+        write!(
+            f,
+            "GstCudaContext({:p}, CUcontext {:#x})",
+            self.ptr,
+            self.handle()
+        )
     }
 }
 
@@ -206,7 +211,11 @@ impl Context {
 
 /// The CUDA context in a `gst.cuda.context` GstContext set on the element (for device
 /// `device_id`, or any device with -1), if it has one: GStreamer's own parsing of it.
-pub fn context_of(element: &gst::Element, context: &gst::Context, device_id: i32) -> Option<Context> {
+pub fn context_of(
+    element: &gst::Element,
+    context: &gst::Context,
+    device_id: i32,
+) -> Option<Context> {
     let lib = lib().ok()?;
     let mut out: *mut GstCudaContext = std::ptr::null_mut();
     // SAFETY: element and context are live for the call; on success the function stores a new
@@ -233,7 +242,11 @@ pub fn memory_context(mem: &gst::MemoryRef) -> Option<usize> {
     // SAFETY: m is a GstCudaMemory (checked above), whose public layout (gstcudamemory.h of
     // 1.22) starts with the GstMemory and then the GstCudaContext pointer; the memory holds
     // a reference to that context while it lives.
-    let ctx = unsafe { *(m as *const u8).add(std::mem::size_of::<gst::ffi::GstMemory>()).cast::<*mut GstCudaContext>() };
+    let ctx = unsafe {
+        *(m as *const u8)
+            .add(std::mem::size_of::<gst::ffi::GstMemory>())
+            .cast::<*mut GstCudaContext>()
+    };
     if ctx.is_null() {
         return None;
     }

@@ -52,8 +52,8 @@
 use gst::glib;
 use gst::prelude::*;
 
-mod imp;
 mod cuda;
+mod imp;
 mod input;
 pub mod messages;
 mod pairing;

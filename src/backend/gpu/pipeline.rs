@@ -1331,7 +1331,9 @@ impl<D: Device> Backend for GpuBackend<D> {
 
     fn submit_device(&mut self, job: FrameJob, frame: DeviceFrame) -> Result<()> {
         if !D::READS_DEVICE_PLANES {
-            return Err(err::<D>("planes in device memory are not read on this device"));
+            return Err(err::<D>(
+                "planes in device memory are not read on this device",
+            ));
         }
         let range_check = self.range_check_on_gpu;
         self.send(Request::DeviceJob(

@@ -83,7 +83,11 @@ impl VmafGpu {
             return false;
         };
         let answered = ctx.answer(self.obj().upcast_ref(), query);
-        gst::debug!(CAT, imp = self, "CONTEXT query gst.cuda.context answered: {answered}");
+        gst::debug!(
+            CAT,
+            imp = self,
+            "CONTEXT query gst.cuda.context answered: {answered}"
+        );
         answered
     }
 
@@ -124,7 +128,12 @@ impl VmafGpu {
         if !cuda_memory {
             return input::frame_of(buffer, info);
         }
-        let device_route = self.state.lock().unwrap().as_ref().is_some_and(|s| s.device_route);
+        let device_route = self
+            .state
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_some_and(|s| s.device_route);
         let why = match self.cuda_context().filter(|_| device_route) {
             Some(ctx) => match input::not_on_device(buffer, ctx.handle()) {
                 None => return input::frame_on_device(buffer, info),
@@ -159,7 +168,12 @@ impl VmafGpu {
         pad: &gst_base::AggregatorPad,
         query: &mut gst::query::Allocation,
     ) -> bool {
-        let device_route = self.state.lock().unwrap().as_ref().is_some_and(|s| s.device_route);
+        let device_route = self
+            .state
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_some_and(|s| s.device_route);
         let (Some(caps), need_pool) = query.get_owned() else {
             return false;
         };

@@ -82,7 +82,12 @@ impl VmafGpu {
             caps = caps.intersect(&want);
         }
         // CUDA memory first where the engine reads it there, else system memory first.
-        let device_route = self.state.lock().unwrap().as_ref().is_some_and(|s| s.device_route);
+        let device_route = self
+            .state
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_some_and(|s| s.device_route);
         caps = device::order_memory(caps, device_route);
         if let Some(filter) = q.filter() {
             caps = filter.intersect_with_mode(&caps, gst::CapsIntersectMode::First);
