@@ -163,12 +163,10 @@ fn gpu_reason() -> Option<String> {
     if let Some(why) = gstvmafgpu::backend::cuda::unavailable_reason() {
         return Some(why);
     }
-    #[cfg(not(feature = "cuda"))]
-    return Some("built without the cuda feature".into());
-    if let Err(e) = gstvmafgpu::engine::cuda_primary_context(0) {
-        return Some(e.to_string());
-    }
-    None
+    // (fails in a build without the cuda feature, saying so)
+    gstvmafgpu::engine::cuda_primary_context(0)
+        .err()
+        .map(|e| e.to_string())
 }
 
 /// Skip (saying why) or fail under VMAFGPU_REQUIRE_GPU=1, unless the GPU, nvh264dec,
