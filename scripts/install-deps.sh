@@ -13,6 +13,8 @@ pkgs=(
   # gst-launch-1.0, qtdemux/matroskademux (good), h264parse/h265parse (bad), avdec_* (libav).
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-libav
+  # x264enc (ugly): tests/cuda_memory.rs encodes the test pairs to H.264.
+  gstreamer1.0-plugins-ugly
   # The dev-dependency libvmaf-sys builds libvmaf 2.3.1 with meson/ninja/nasm (xxd embeds its
   # models) and generates its bindings with bindgen, which loads libclang.
   meson ninja-build nasm xxd libclang-dev

@@ -26,6 +26,7 @@ pub(crate) use stats::add_elapsed;
 // The host planes live in `crate::picture::host`; these are their old paths.
 pub use crate::picture::host;
 pub use crate::picture::host::{HostBytes, HostChroma, HostPlane, RawHostBytes};
+pub use crate::picture::{DevicePlane, InputPlane};
 
 use std::sync::Arc;
 
@@ -210,6 +211,16 @@ impl HostFrame {
     }
 }
 
+/// The luma planes of one job read where they are, each in host or in device memory (one pad
+/// may carry CUDA memory and the other system memory): see [`Backend::submit_device`].
+#[derive(Clone, Debug)]
+pub struct DeviceFrame {
+    pub reference: InputPlane,
+    pub distorted: InputPlane,
+    /// The previous reference when it, too, is read where it is (else the job's `prev_ref`).
+    pub prev_ref: Option<InputPlane>,
+}
+
 /// Which backend computes the feature accumulators.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BackendKind {
@@ -298,6 +309,25 @@ pub trait Backend: Send {
     /// copies the planes into compact planes and calls [`Backend::submit`].
     fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {
         self.submit(host.materialize(job))
+    }
+
+    /// Whether the backend reads luma planes in device memory ([`DevicePlane`]: the CUDA
+    /// backend, in its device's primary context) through [`Backend::submit_device`]. The
+    /// default: no.
+    fn accepts_device_planes(&self) -> bool {
+        false
+    }
+
+    /// Queue a job whose luma planes are read where they are, host or device memory
+    /// (`job`'s planes carry only the geometry, as for [`Backend::submit_host`]); no companion
+    /// metric (the engine sends such jobs only without them). The backend keeps the planes
+    /// (their owners) alive until it no longer reads them. The default refuses.
+    fn submit_device(&mut self, job: FrameJob, frame: DeviceFrame) -> Result<()> {
+        let _ = (job, frame);
+        Err(crate::error::Error::Backend(format!(
+            "the {} backend cannot read planes in device memory",
+            self.name()
+        )))
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::host::HostValues;
 use super::plan::{Ext, Slot, companion_metrics};
 use super::{FrameScores, Scorer};
-use crate::backend::{FrameAccum, HostPlane};
+use crate::backend::{FrameAccum, InputPlane};
 use crate::error::{Error, Result};
 use crate::features::motion::{self, MotionScores, MotionSequence};
 use crate::model::pool::MetricPool;
@@ -33,7 +33,7 @@ pub(super) struct Clip {
     /// The last reference planes (the newest at the back), for motion (2 with the five-frame
     /// window); with the caller's plane when the frame took the zero-copy route (the compact
     /// plane then holds only the geometry).
-    pub(super) refs: VecDeque<(Arc<OwnedPlane>, Option<HostPlane>)>,
+    pub(super) refs: VecDeque<(Arc<OwnedPlane>, Option<InputPlane>)>,
     /// Jobs submitted and not yet received.
     pub(super) in_flight: usize,
     /// Received results (with their host features' values) waiting for their motion scores to

@@ -7,7 +7,7 @@
 //! backend can (the zero-copy route, decided once per clip), and copies them otherwise, so a
 //! caller hands over the same thing whatever the backend.
 
-use crate::backend::{HostChroma, HostPlane};
+use crate::backend::{DevicePlane, HostChroma, HostPlane, InputPlane};
 use crate::error::{Error, Result};
 use crate::picture::{Chroma, ChromaFormat, Picture, PlaneRef};
 
@@ -22,6 +22,13 @@ pub(super) enum Source<'a> {
         format: ChromaFormat,
         luma: HostPlane,
         chroma: HostUv,
+    },
+    /// The luma plane in device memory (a CUDA decoder's frame): read where it is by a backend
+    /// that reads device planes, on the route without companion metrics or host extractors
+    /// ([`Scorer::takes_device_planes`](super::Scorer::takes_device_planes)); no chroma.
+    Device {
+        format: ChromaFormat,
+        luma: DevicePlane,
     },
 }
 
@@ -81,6 +88,17 @@ impl Frame<'static> {
     }
 }
 
+impl Frame<'static> {
+    /// A picture whose luma plane is in device memory ([`DevicePlane`]; MSB-aligned planes
+    /// carry their shift). Only for a scorer that takes device planes
+    /// ([`Scorer::takes_device_planes`](super::Scorer::takes_device_planes)): the others refuse
+    /// it at the push (a caller maps such frames to host memory for them). The frame keeps the
+    /// plane's owner alive until the backend no longer reads it.
+    pub fn device(format: ChromaFormat, luma: DevicePlane) -> Frame<'static> {
+        Frame(Source::Device { format, luma })
+    }
+}
+
 /// Width, height, bit depth and chroma format of a frame.
 pub(super) fn geometry(f: &Frame<'_>) -> Result<super::Geometry> {
     Ok(match &f.0 {
@@ -99,6 +117,12 @@ pub(super) fn geometry(f: &Frame<'_>) -> Result<super::Geometry> {
             bpc: luma.bpc(),
             format: *format,
         },
+        Source::Device { format, luma } => super::Geometry {
+            width: luma.width(),
+            height: luma.height(),
+            bpc: luma.bpc(),
+            format: *format,
+        },
     })
 }
 
@@ -112,22 +136,43 @@ impl Frame<'_> {
             Source::Host { format, chroma, .. } => {
                 *format != ChromaFormat::Gray && !matches!(chroma, HostUv::None)
             }
+            Source::Device { .. } => false,
         }
     }
 
-    /// The luma plane, when the frame is in the caller's memory.
+    /// The luma plane, when the frame is in the caller's host memory.
     pub(super) fn host_luma(&self) -> Option<&HostPlane> {
         match &self.0 {
             Source::Host { luma, .. } => Some(luma),
+            Source::Picture(_) | Source::Device { .. } => None,
+        }
+    }
+
+    /// Whether the luma plane is in device memory.
+    pub(super) fn on_device(&self) -> bool {
+        matches!(self.0, Source::Device { .. })
+    }
+
+    /// The luma plane read where it is (host or device memory), for the device route.
+    pub(super) fn input_luma(&self) -> Option<InputPlane> {
+        match &self.0 {
+            Source::Host { luma, .. } => Some(InputPlane::Host(luma.clone())),
+            Source::Device { luma, .. } => Some(InputPlane::Device(luma.clone())),
             Source::Picture(_) => None,
         }
     }
 
     /// Run `f` on the frame as a picture (the copy route): a borrowed picture as it is, host
-    /// planes as views of their bytes, or of copies shifted down for MSB-aligned planes.
-    pub(super) fn with_picture<T>(&self, f: impl FnOnce(&Picture<'_>) -> T) -> T {
+    /// planes as views of their bytes, or of copies shifted down for MSB-aligned planes. A
+    /// frame in device memory has no host picture: an error (the engine never copies one).
+    pub(super) fn with_picture<T>(&self, f: impl FnOnce(&Picture<'_>) -> Result<T>) -> Result<T> {
         let (format, luma, chroma) = match &self.0 {
             Source::Picture(p) => return f(p),
+            Source::Device { .. } => {
+                return Err(Error::State(
+                    "a frame in device memory cannot take the copy route".into(),
+                ));
+            }
             Source::Host {
                 format,
                 luma,

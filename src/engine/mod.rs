@@ -47,13 +47,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::backend::{self, Backend, ChromaPair, FrameJob, HostChroma, HostFrame};
+use crate::backend::{self, Backend, ChromaPair, DeviceFrame, FrameJob, HostChroma, HostFrame};
 use crate::error::{Error, Result};
 use crate::features::{MIN_HEIGHT, MIN_WIDTH};
 use crate::model::{FeatureOverload, Model, PredictOptions};
 use crate::picture::{ChromaFormat, OwnedPlane, Picture};
 
-pub use crate::backend::{BackendKind, Companions, HostBytes, HostPlane};
+pub use crate::backend::{BackendKind, Companions, DevicePlane, HostBytes, HostPlane, InputPlane};
 
 mod clip;
 mod frame;
@@ -64,7 +64,7 @@ pub use crate::model::{PoolMethod, PooledStats, pool};
 use clip::{Clip, Geometry};
 pub use frame::{Frame, HostUv};
 use host::{HostPool, HostSet, Routes};
-pub use pinned::{PinnedBuffer, PinnedMemory};
+pub use pinned::{PinnedBuffer, PinnedMemory, cuda_primary_context};
 use plan::{CIEDE, Ext, MS_SSIM, PSNR_HVS, Plan, SSIM};
 
 /// Where the model comes from.
@@ -637,6 +637,16 @@ impl Scorer {
         distorted: Frame<'_>,
     ) -> Result<Vec<FrameScores>> {
         let geometry = self.validate(&reference, &distorted)?;
+        // A clip whose last reference is in device memory stays on the device route (a pad
+        // that moved to system memory: its planes are read where they are too).
+        let clip_on_device = self
+            .clip
+            .refs
+            .back()
+            .is_some_and(|(_, p)| matches!(p, Some(InputPlane::Device(_))));
+        if reference.on_device() || distorted.on_device() || clip_on_device {
+            return self.push_device(geometry, &reference, &distorted);
+        }
         let host_set = self.host_set_for(&geometry)?;
         // The route, once per clip: host planes are read where they are when the backend takes
         // them, no host extractor reads the engine's copies, and the frames carry the chroma
@@ -750,7 +760,8 @@ impl Scorer {
             Some(match &self.clip.refs[self.clip.refs.len() - distance] {
                 (p, None) => Arc::clone(p),
                 // The previous frame took the zero-copy route: its samples are the caller's.
-                (_, Some(h)) => Arc::new(h.to_owned_plane()),
+                (_, Some(InputPlane::Host(h))) => Arc::new(h.to_owned_plane()),
+                (_, Some(InputPlane::Device(_))) => return Err(device_clip()),
             })
         } else {
             None
@@ -859,7 +870,8 @@ impl Scorer {
             if self.plan.uses(Ext::Motion) && self.clip.refs.len() >= distance {
                 match &self.clip.refs[self.clip.refs.len() - distance] {
                     (p, None) => (Some(Arc::clone(p)), None),
-                    (_, Some(h)) => (Some(Arc::clone(&shape)), Some(h.clone())),
+                    (_, Some(InputPlane::Host(h))) => (Some(Arc::clone(&shape)), Some(h.clone())),
+                    (_, Some(InputPlane::Device(_))) => return Err(device_clip()),
                 }
             } else {
                 (None, None)
@@ -892,11 +904,123 @@ impl Scorer {
         self.clip.geometry = Some(geometry);
         self.clip.next_index += 1;
         self.clip.in_flight += 1;
-        self.clip.refs.push_back((shape, Some(ref_luma)));
+        self.clip
+            .refs
+            .push_back((shape, Some(InputPlane::Host(ref_luma))));
         while self.clip.refs.len() > distance {
             self.clip.refs.pop_front();
         }
         Ok(())
+    }
+
+    /// Whether frames whose luma is in device memory ([`Frame::device`]) are read where they
+    /// are (the device route): the backend reads device planes (CUDA), no companion metric is
+    /// asked for and no host extractor runs (those read the chroma or the engine's copies on
+    /// the host). Where not, a caller maps such frames to host memory and pushes them so.
+    pub fn takes_device_planes(&self) -> bool {
+        !self.routes.any_on_host()
+            && !self.job_companions().any()
+            && self.backend.accepts_device_planes()
+    }
+
+    /// The device route: a pair with a plane in device memory, read where it is (the other
+    /// may be in host memory: one pad in CUDA memory, one in system memory). The backend
+    /// checks the samples of 9- to 15-bit planes on the GPU.
+    fn push_device(
+        &mut self,
+        geometry: Geometry,
+        reference: &Frame<'_>,
+        distorted: &Frame<'_>,
+    ) -> Result<Vec<FrameScores>> {
+        if !self.takes_device_planes() {
+            return Err(Error::Unsupported {
+                metric: "input",
+                reason: format!(
+                    "frames in device memory are read only by a GPU backend that reads them \
+                     (CUDA) without companion metrics or host extractors; backend {} with this \
+                     configuration takes frames in host memory",
+                    self.backend.name()
+                ),
+            });
+        }
+        if self.clip.geometry.is_some() && !self.clip.zero_copy {
+            return Err(device_clip());
+        }
+        let (Some(rl), Some(dl)) = (reference.input_luma(), distorted.input_luma()) else {
+            return Err(Error::State(
+                "a frame in device memory paired with a borrowed picture".into(),
+            ));
+        };
+        let features = self.clip.next_index.is_multiple_of(self.subsample());
+        // Accepted: from here on the frame belongs to the clip.
+        let shape = match &self.shape {
+            Some(s)
+                if (s.width, s.height, s.bpc)
+                    == (geometry.width, geometry.height, geometry.bpc) =>
+            {
+                Arc::clone(s)
+            }
+            _ => {
+                let s = Arc::new(OwnedPlane {
+                    data: Vec::new(),
+                    width: geometry.width,
+                    height: geometry.height,
+                    bpc: geometry.bpc,
+                });
+                self.shape = Some(Arc::clone(&s));
+                s
+            }
+        };
+        let index = self.clip.next_index;
+        let distance = self.plan.motion.frame_distance() as usize;
+        let (prev_ref, input_prev) =
+            if self.plan.uses(Ext::Motion) && self.clip.refs.len() >= distance {
+                match &self.clip.refs[self.clip.refs.len() - distance] {
+                    (p, None) => (Some(Arc::clone(p)), None),
+                    (_, Some(h)) => (Some(Arc::clone(&shape)), Some(h.clone())),
+                }
+            } else {
+                (None, None)
+            };
+        let job = FrameJob {
+            index,
+            reference: Arc::clone(&shape),
+            distorted: Arc::clone(&shape),
+            prev_ref,
+            vif: self.plan.vif,
+            adm: self.plan.adm,
+            features,
+            needs: backend::Needs {
+                vif: self.plan.uses(Ext::Vif),
+                adm: self.plan.uses(Ext::Adm),
+            },
+            companions: Companions::default(),
+            chroma: None,
+        };
+        let frame = DeviceFrame {
+            reference: rl.clone(),
+            distorted: dl,
+            prev_ref: input_prev,
+        };
+        if let Err(e) = self.backend.submit_device(job, frame) {
+            self.abort_clip();
+            return Err(e);
+        }
+        self.clip.geometry = Some(geometry);
+        self.clip.zero_copy = true;
+        self.clip.next_index += 1;
+        self.clip.in_flight += 1;
+        self.clip.refs.push_back((shape, Some(rl)));
+        while self.clip.refs.len() > distance {
+            self.clip.refs.pop_front();
+        }
+        let mut out = Vec::new();
+        let max = self.backend.max_in_flight().max(1);
+        self.collect(false, &mut out)?;
+        while self.clip.in_flight > max {
+            self.collect_one(true, &mut out)?;
+        }
+        Ok(out)
     }
 
     /// Whether a frame's whole work (VMAF and the companion metrics asked for) runs on a GPU,
@@ -1035,3 +1159,16 @@ mod companion_format_tests;
 
 #[cfg(test)]
 mod on_device_tests;
+
+#[cfg(test)]
+mod device_tests;
+
+/// A clip read from device planes cannot go on with frames copied by the engine, nor the other
+/// way round (motion reads the previous reference where the clip's route left it).
+fn device_clip() -> Error {
+    Error::State(
+        "frames in device memory and frames the engine copies cannot be mixed in one clip \
+         (every frame of a clip takes one route): finish() the clip first"
+            .into(),
+    )
+}

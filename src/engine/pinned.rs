@@ -67,3 +67,27 @@ impl AsMut<[u8]> for PinnedBuffer {
         match self.0 {}
     }
 }
+
+/// The primary context of CUDA device `device_id` (its `CUcontext` and `CUdevice` as integers):
+/// the context the CUDA backend works in, for GStreamer's CUDA elements to share, so that their
+/// frames are memory of this context. Retained once per device for the rest of the process
+/// (an element that was handed it may outlive the scorer). Fails where CUDA is unusable.
+pub fn cuda_primary_context(device_id: u32) -> Result<(usize, i32)> {
+    #[cfg(feature = "cuda")]
+    {
+        use std::sync::Mutex;
+        static RETAINED: Mutex<Vec<Inner>> = Mutex::new(Vec::new());
+        let mut held = RETAINED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(h) = held.iter().find(|h| h.device_id() == device_id) {
+            return Ok(h.context_handle());
+        }
+        let h = Inner::open(device_id)?;
+        let handle = h.context_handle();
+        held.push(h);
+        Ok(handle)
+    }
+    #[cfg(not(feature = "cuda"))]
+    Err(crate::error::Error::Backend(format!(
+        "the CUDA context of device {device_id} needs CUDA, which this build does not have"
+    )))
+}

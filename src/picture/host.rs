@@ -84,6 +84,12 @@ unsafe impl HostBytes for RawHostBytes {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// A fresh plane identity, shared by host and device planes (a backend recognises a plane it
+/// has already uploaded by it, whichever memory it is in).
+pub(crate) fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
 // SAFETY: the only raw pointer (data) points into the owner's bytes, which are immutable and
 // owned by a Send + Sync owner that the plane holds.
 unsafe impl Send for HostPlane {}
@@ -165,7 +171,7 @@ impl HostPlane {
             height,
             bpc,
             shift: 0,
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            id: next_id(),
         })
     }
 

@@ -5,10 +5,13 @@
 //! [`Picture::validate`] checks geometry and sample range; the engine copies the planes it needs
 //! into compact `u16` planes ([`OwnedPlane`]) so that feature code sees one sample type.
 //!
-//! [`host`]: planes left in the caller's memory (the zero-copy input path).
+//! [`host`]: planes left in the caller's memory (the zero-copy input path); [`device`]: planes
+//! already in GPU memory (a CUDA decoder's frames).
 
+pub mod device;
 pub mod host;
 
+pub use device::{DevicePlane, InputPlane};
 pub use host::{HostBytes, HostChroma, HostPlane, RawHostBytes};
 
 use crate::error::Error;

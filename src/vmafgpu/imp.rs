@@ -46,6 +46,7 @@ struct Geometry {
     format: gst_video::VideoFormat,
 }
 
+mod device;
 mod negotiation;
 
 impl Geometry {
@@ -102,6 +103,11 @@ struct State {
     /// The pinned-memory allocator offered upstream, where the engine's route uses it
     /// (`Scorer::pinned_memory`: CUDA).
     pinned: Option<PinnedAllocator>,
+    /// Frames in CUDA memory of the backend's context are read where they are
+    /// (`Scorer::takes_device_planes`), and a pad's first frame mapped to system memory instead
+    /// has been logged (ref, dist).
+    device_route: bool,
+    warned_download: [bool; 2],
     /// The report file, checked (its temporary created) at start; None once written.
     report: Option<report::ReportTarget>,
     eos_done: bool,
@@ -135,6 +141,9 @@ pub struct VmafGpu {
     /// NULL or READY, so `set_property` refuses them meanwhile. Changed with `settings` locked.
     settings_in_use: AtomicBool,
     state: Mutex<Option<State>>,
+    /// The CUDA backend's context wrapped for GStreamer (`device.rs`), made at the first
+    /// CONTEXT query that asks for one; or why there is none.
+    cuda: Mutex<Option<Result<std::sync::Arc<super::cuda::Context>, String>>>,
 }
 
 #[glib::object_subclass]
@@ -154,6 +163,7 @@ impl ObjectSubclass for VmafGpu {
             settings: Mutex::default(),
             settings_in_use: AtomicBool::new(false),
             state: Mutex::default(),
+            cuda: Mutex::default(),
         }
     }
 }
@@ -215,9 +225,7 @@ impl ElementImpl for VmafGpu {
 
     fn pad_templates() -> &'static [gst::PadTemplate] {
         static PAD_TEMPLATES: LazyLock<Vec<gst::PadTemplate>> = LazyLock::new(|| {
-            let caps = gst_video::VideoCapsBuilder::new()
-                .format_list(FORMATS.iter().copied())
-                .build();
+            let caps = device::template_caps();
             let sink = |name: &str| {
                 gst::PadTemplate::with_gtype(
                     name,
@@ -253,6 +261,11 @@ impl ElementImpl for VmafGpu {
 
     fn release_pad(&self, _pad: &gst::Pad) {
         gst::error!(CAT, imp = self, "vmafgpu has no request pads");
+    }
+
+    fn set_context(&self, context: &gst::Context) {
+        self.context_set(context);
+        self.parent_set_context(context)
     }
 }
 
@@ -687,8 +700,9 @@ impl VmafGpu {
 
         // Each buffer mapped once; the engine reads the planes where they are or copies them,
         // as its backend needs.
-        let frames = input::frame_of(&ref_buf, &ref_info)
-            .and_then(|r| Ok((r, input::frame_of(&dist_buf, &dist_info)?)));
+        let frames = self
+            .frame_of(&ref_buf, &ref_info, true)
+            .and_then(|r| Ok((r, self.frame_of(&dist_buf, &dist_info, false)?)));
         let pushed = match frames {
             Ok((r, d)) => self.with_scorer(|s| s.push_frames(r, d))?,
             Err(e) => {
@@ -996,6 +1010,7 @@ impl VmafGpu {
         let on_device = scorer.computes_on_device();
         let model_name = scorer.model_name().to_string();
         let needs_chroma = scorer.needs_chroma();
+        let scorer_takes_device = scorer.takes_device_planes();
         gst::debug!(
             CAT,
             imp = self,
@@ -1086,6 +1101,8 @@ impl VmafGpu {
             report_rows_error: None,
             scoring_ended: false,
             pinned,
+            device_route: scorer_takes_device,
+            warned_download: [false; 2],
             report: report_target,
             eos_done: false,
             started: None,
@@ -1428,6 +1445,9 @@ impl AggregatorImpl for VmafGpu {
         {
             return true;
         }
+        if let gst::QueryView::Context(_) = query.view() {
+            return self.answer_context(query) || self.parent_sink_query(pad, query);
+        }
         match query.view_mut() {
             QueryViewMut::Caps(q) => self.answer_caps(pad, is_ref, q),
             QueryViewMut::AcceptCaps(q) => {
@@ -1460,6 +1480,9 @@ impl AggregatorImpl for VmafGpu {
 
     fn src_query(&self, query: &mut gst::QueryRef) -> bool {
         use gst::QueryViewMut;
+        if let gst::QueryView::Context(_) = query.view() {
+            return self.answer_context(query) || self.parent_src_query(query);
+        }
         match query.view_mut() {
             QueryViewMut::Position(_) | QueryViewMut::Duration(_) | QueryViewMut::Uri(_) => {
                 self.dist_pad.peer_query(query)

@@ -143,6 +143,93 @@ pub fn frame_of(
     engine::Frame::host(format, luma, chroma).map_err(|e| e.to_string())
 }
 
+/// A buffer mapped as CUDA device memory (`GST_MAP_READ | GST_MAP_CUDA`): its planes' device
+/// addresses stay valid, and the buffer unwritten (we hold a reference), until unmapped on
+/// drop.
+struct CudaMapped(gst_video::ffi::GstVideoFrame);
+
+// SAFETY: the mapping is only read (its plane pointers and strides) and unmapped once, on
+// drop; GstBuffer/GstMemory reference counting and unmapping are thread-safe.
+unsafe impl Send for CudaMapped {}
+// SAFETY: as above (shared access reads plain fields).
+unsafe impl Sync for CudaMapped {}
+
+impl Drop for CudaMapped {
+    fn drop(&mut self) {
+        // SAFETY: mapped by gst_video_frame_map in frame_on_device, unmapped only here.
+        unsafe { gst_video::ffi::gst_video_frame_unmap(&mut self.0) }
+    }
+}
+
+/// Why a buffer is not read where it is on the device route, or `None` when every memory of
+/// it is CUDA memory of the context `ctx` (the CUDA backend's).
+pub fn not_on_device(buffer: &gst::Buffer, ctx: usize) -> Option<String> {
+    for (i, m) in buffer.iter_memories().enumerate() {
+        match super::cuda::memory_context(m) {
+            None => return Some(format!("memory {i} is not CUDA memory")),
+            Some(c) if c != ctx => {
+                return Some(format!(
+                    "its CUDA memory belongs to another CUDA context ({c:#x}, the backend's is \
+                     {ctx:#x}): an upstream element that did not take the element's context"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+/// The engine's frame of a `buffer` in CUDA memory of the backend's context (checked by the
+/// caller: [`not_on_device`]): its luma plane where it is on the device, in one mapping the
+/// plane keeps alive (and with it the buffer) until the backend has read it.
+pub fn frame_on_device(
+    buffer: &gst::Buffer,
+    info: &gst_video::VideoInfo,
+) -> Result<engine::Frame<'static>, String> {
+    use gst::glib::translate::ToGlibPtr;
+    let format = InputFormat::of(info.format())
+        .ok_or_else(|| format!("unsupported format {}", info.format().to_str()))?;
+    for m in buffer.iter_memories() {
+        super::cuda::sync_memory(m);
+    }
+    let mut frame = std::mem::MaybeUninit::<gst_video::ffi::GstVideoFrame>::zeroed();
+    // SAFETY: frame is writable storage for a GstVideoFrame; info and buffer are live for the
+    // call; on success the frame holds its own reference to the buffer and the mapping until
+    // gst_video_frame_unmap (CudaMapped's drop).
+    let ok = unsafe {
+        gst_video::ffi::gst_video_frame_map(
+            frame.as_mut_ptr(),
+            info.to_glib_none().0 as *mut _,
+            buffer.as_mut_ptr(),
+            gst::ffi::GST_MAP_READ | super::cuda::GST_MAP_CUDA,
+        )
+    };
+    if ok == gst::glib::ffi::GFALSE {
+        return Err(format!(
+            "cannot map a {}x{} {} frame in CUDA memory",
+            info.width(),
+            info.height(),
+            info.format().to_str()
+        ));
+    }
+    // SAFETY: initialised by the successful map above.
+    let mapped = std::sync::Arc::new(CudaMapped(unsafe { frame.assume_init() }));
+    let ptr = mapped.0.data[0] as u64;
+    let pitch = usize::try_from(mapped.0.info.stride[0])
+        .map_err(|_| format!("plane 0: stride {}", mapped.0.info.stride[0]))?;
+    let (w, h) = (info.width() as usize, info.height() as usize);
+    let row = w * if format.bpc > 8 { 2 } else { 1 };
+    let span = pitch * h.saturating_sub(1) + row;
+    // SAFETY: ptr..ptr + span is plane 0 of the mapped frame (pitch * (h - 1) + one row), CUDA
+    // memory of the backend's context (the caller checked every memory's context); its writer
+    // finished before pushing it (GStreamer 1.22; sync_memory where the library has a stream
+    // to wait for), and the mapping, which the plane owns, holds the buffer unwritten.
+    let luma = unsafe { engine::DevicePlane::new(mapped, ptr, span, pitch, w, h, format.bpc) }
+        .and_then(|p| p.with_shift(format.shift))
+        .map_err(|e| format!("plane 0: {e}"))?;
+    Ok(engine::Frame::device(format.chroma, luma))
+}
+
 /// The planes of [`frame_of`], with the picture's chroma format.
 fn planes_of(
     buffer: &gst::Buffer,

@@ -52,6 +52,7 @@
 use gst::glib;
 use gst::prelude::*;
 
+mod cuda;
 mod imp;
 mod input;
 pub mod messages;

@@ -10,8 +10,8 @@ use cudarc::driver::{
 
 use super::launcher;
 use super::pinned::cuda_error as be;
-use super::pinned::{DevBuf, Pinned, upload_2d, uploads_directly};
-use crate::backend::HostPlane;
+use super::pinned::{DevBuf, Pinned, copy_device_2d, upload_2d, uploads_directly};
+use crate::backend::{DevicePlane, HostPlane};
 use crate::backend::gpu::device::{ArgValue, Device, DeviceMem, HostMem};
 use crate::backend::gpu::launch;
 use crate::backend::gpu::pipeline::DeviceInfo;
@@ -137,6 +137,7 @@ impl Device for CudaDevice {
     const NAME: &'static str = "CUDA";
     const BACKEND: &'static str = "cuda";
     const UPLOADS_PINNED_MEMORY: bool = true;
+    const READS_DEVICE_PLANES: bool = true;
     type Buf = DevBuf;
     type Host = Pinned;
     type Stream = Arc<CudaStream>;
@@ -253,6 +254,17 @@ impl Device for CudaDevice {
     unsafe fn upload_plane(&self, p: &HostPlane, dst: u64, s: &Arc<CudaStream>) -> Result<()> {
         // SAFETY: the caller's contract, upload_2d's.
         unsafe { upload_2d(p, dst, s.cu_stream()) }
+    }
+
+    unsafe fn copy_device_plane(
+        &self,
+        p: &DevicePlane,
+        dst: u64,
+        s: &Arc<CudaStream>,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract, copy_device_2d's (the plane is in this context: the
+        // primary one, DevicePlane::new's contract).
+        unsafe { copy_device_2d(p, dst, s.cu_stream()) }
     }
 
     unsafe fn download(&self, dst: &mut [u8], src: u64, s: &Arc<CudaStream>) -> Result<()> {

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, result, sys};
 
-use crate::backend::{HostBytes, HostPlane};
+use crate::backend::{DevicePlane, HostBytes, HostPlane};
 use crate::error::{Error, Result};
 
 fn be<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> Error + '_ {
@@ -114,6 +114,13 @@ impl PinnedHost {
     /// The device ordinal.
     pub fn device_id(&self) -> u32 {
         self.ctx.ordinal() as u32
+    }
+
+    /// The device's primary context (`CUcontext`, retained while `self` lives) and its
+    /// `CUdevice`: the context the CUDA backend works in, for GStreamer's CUDA elements to
+    /// share (the element wraps it in a `GstCudaContext`).
+    pub fn context_handle(&self) -> (usize, i32) {
+        (self.ctx.cu_ctx() as usize, self.ctx.cu_device())
     }
 
     /// `len` bytes of pinned, zeroed host memory (portable: usable from every context).
@@ -349,6 +356,43 @@ pub(crate) unsafe fn upload_2d(
     unsafe { sys::cuMemcpy2DAsync_v2(&c, st) }
         .result()
         .map_err(cuda_error("upload a host plane"))
+}
+
+/// Queue a copy of a device plane's rows (pitched) into compact device rows.
+///
+/// # Safety
+/// `dst` must hold `p.row_bytes() * p.height()` bytes; the plane's memory (DevicePlane::new's
+/// contract: in the current context's device, writes complete) must stay valid until the copy
+/// completed on `st` (the caller keeps `p` alive until then).
+pub(crate) unsafe fn copy_device_2d(
+    p: &DevicePlane,
+    dst: sys::CUdeviceptr,
+    st: sys::CUstream,
+) -> Result<()> {
+    let c = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        srcHost: std::ptr::null(),
+        srcDevice: p.ptr(),
+        srcArray: std::ptr::null_mut(),
+        srcPitch: p.pitch(),
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: dst,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: p.row_bytes(),
+        WidthInBytes: p.row_bytes(),
+        Height: p.height(),
+    };
+    // SAFETY: the descriptor names a device range of `height` rows of row_bytes at `pitch`
+    // from p.ptr() (DevicePlane::new checked they lie in its span) and a device range inside
+    // dst (contract above).
+    unsafe { sys::cuMemcpy2DAsync_v2(&c, st) }
+        .result()
+        .map_err(cuda_error("copy a device plane"))
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 use super::kernels;
 use super::launch;
 use super::plan::VmafKernel;
-use crate::backend::HostPlane;
+use crate::backend::{DevicePlane, HostPlane};
 use crate::error::Result;
 
 /// A device allocation: its address on the device and its size.
@@ -58,6 +58,9 @@ pub trait Device: Clone + Send + Sync + Sized + 'static {
     /// Whether host planes in CUDA's page-locked memory (the element's pool) are uploaded from
     /// there ([`crate::backend::Backend::uploads_pinned_memory`]).
     const UPLOADS_PINNED_MEMORY: bool;
+    /// Whether planes in device memory ([`DevicePlane`]: CUDA's primary context) are read
+    /// ([`Device::copy_device_plane`]; [`crate::backend::Backend::accepts_device_planes`]).
+    const READS_DEVICE_PLANES: bool = false;
     type Buf: DeviceMem + Send;
     type Host: HostMem;
     type Stream: Send + Sync;
@@ -97,6 +100,19 @@ pub trait Device: Clone + Send + Sync + Sized + 'static {
     /// `dst` must hold `p.row_bytes() * p.height()` bytes and the plane's bytes must stay
     /// valid until the copy completed on `s`; only for a plane [`Device::uploads_directly`].
     unsafe fn upload_plane(&self, p: &HostPlane, dst: u64, s: &Self::Stream) -> Result<()>;
+    /// Queue a copy of a device plane's rows into compact device rows at `dst` on `s`. The
+    /// default refuses (a device without [`Device::READS_DEVICE_PLANES`]).
+    ///
+    /// # Safety
+    /// `dst` must hold `p.row_bytes() * p.height()` bytes; the plane's memory must stay valid
+    /// and unwritten until the copy completed on `s` (the caller keeps `p`).
+    unsafe fn copy_device_plane(&self, p: &DevicePlane, dst: u64, s: &Self::Stream) -> Result<()> {
+        let _ = (p, dst, s);
+        Err(crate::error::Error::Backend(format!(
+            "{}: planes in device memory are not read on this device",
+            Self::NAME
+        )))
+    }
     /// Queue a copy of `src.len()` bytes at device address `src` into `dst` on `s`.
     ///
     /// # Safety

@@ -36,7 +36,8 @@ use super::device::{ArgValue, Device, DeviceMem, HostMem};
 use super::plan::{self, Arg, Buf, VmafPlan, slot};
 use super::staging::{StagePool, stage_threads};
 use crate::backend::stats::{CompanionTimes, WorkerTimes};
-use crate::backend::{Backend, Companions, FrameAccum, FrameJob, HostFrame, HostPlane};
+use crate::backend::{Backend, Companions, FrameAccum, FrameJob, HostFrame};
+use crate::backend::{DeviceFrame, DevicePlane, HostPlane, InputPlane};
 use crate::error::{Error, Result};
 use crate::features::adm::{AdmConstants, AdmParams};
 use crate::features::vif::VifParams;
@@ -87,11 +88,54 @@ pub(crate) struct FrameSlot<D: Device> {
     /// The luma planes of a frame range-checked on the GPU, kept until its result is read, to
     /// name the first bad sample when the check fails.
     checked: Option<[HostPlane; 2]>,
+    /// Device planes copied from where they are: kept alive until the `uploaded` event
+    /// completed (the copy is all that reads them).
+    keep_device: Vec<DevicePlane>,
+    /// A frame read from device planes was range-checked on the GPU: a failure is named from
+    /// the slot's own copies of its planes.
+    checked_device: bool,
 }
 
 impl<D: Device> FrameSlot<D> {
     fn buf(&self, b: Buf) -> Option<&D::Buf> {
         self.bufs.iter().find(|(k, _)| *k == b).map(|(_, d)| d)
+    }
+}
+
+/// A plane read where it is, host or device memory.
+#[derive(Clone, Copy)]
+enum In<'a> {
+    Host(&'a HostPlane),
+    Device(&'a DevicePlane),
+}
+
+impl<'a> In<'a> {
+    fn of(p: &'a InputPlane) -> In<'a> {
+        match p {
+            InputPlane::Host(p) => In::Host(p),
+            InputPlane::Device(p) => In::Device(p),
+        }
+    }
+
+    fn geometry(self) -> (usize, usize, u8) {
+        match self {
+            In::Host(p) => (p.width(), p.height(), p.bpc()),
+            In::Device(p) => (p.width(), p.height(), p.bpc()),
+        }
+    }
+
+    fn id(self) -> u64 {
+        match self {
+            In::Host(p) => p.id(),
+            In::Device(p) => p.id(),
+        }
+    }
+
+    fn can_exceed(self) -> bool {
+        match self {
+            In::Host(p) => p.can_exceed(),
+            In::Device(p) => p.bpc() > 8 && p.bpc() + p.shift() < 16,
+        }
     }
 }
 
@@ -163,6 +207,9 @@ enum Request<D: Device> {
     /// A job; with host planes of 9 to 15 bits and the GPU range check on (the bool), the
     /// worker checks the samples on the GPU and refuses the frame when its result is read.
     Job(Box<FrameJob>, Option<Box<HostFrame>>, bool),
+    /// A job whose luma planes are read where they are, host or device memory (the range
+    /// check as for `Job`).
+    DeviceJob(Box<FrameJob>, Box<DeviceFrame>, bool),
     Reset,
     /// Set up the companion metrics' executor now (Backend::prepare).
     PrepareCompanions(Sender<Result<()>>),
@@ -280,6 +327,8 @@ impl<D: Device> GpuWorker<D> {
                 motion_from: None,
                 keep: Vec::new(),
                 checked: None,
+                keep_device: Vec::new(),
+                checked_device: false,
             });
         }
         self.finalize = Some(fin);
@@ -342,16 +391,49 @@ impl<D: Device> GpuWorker<D> {
         host: Option<&HostFrame>,
         check_range: bool,
     ) -> Result<usize> {
+        self.submit_from(job, host, None, check_range)
+    }
+
+    /// [`GpuWorker::submit`] with the planes of `host` (host memory) or `device` (each in host
+    /// or device memory; no companion metrics), or the job's own planes when neither is given.
+    fn submit_from(
+        &mut self,
+        job: &FrameJob,
+        host: Option<&HostFrame>,
+        device: Option<&DeviceFrame>,
+        check_range: bool,
+    ) -> Result<usize> {
         let (r, d) = (&*job.reference, &*job.distorted);
         let (w, h, bpc) = (r.width, r.height, r.bpc);
-        // A host plane replaces the job's (geometry-only) plane and must have its geometry.
-        let fits = |o: &OwnedPlane, hp: Option<&HostPlane>| match hp {
-            Some(p) => (p.width(), p.height(), p.bpc()) == (w, h, bpc),
+        if device.is_some() && job.features && job.companions.any() {
+            return Err(err::<D>(
+                "companion metrics of a frame read from device planes (the engine copies such \
+                 frames to the host)",
+            ));
+        }
+        // The planes read where they are: reference, distorted, previous reference.
+        let ins: [Option<In<'_>>; 3] = match (host, device) {
+            (Some(x), _) => [
+                Some(In::Host(&x.reference)),
+                Some(In::Host(&x.distorted)),
+                x.prev_ref.as_ref().map(In::Host),
+            ],
+            (None, Some(x)) => [
+                Some(In::of(&x.reference)),
+                Some(In::of(&x.distorted)),
+                x.prev_ref.as_ref().map(In::of),
+            ],
+            (None, None) => [None, None, None],
+        };
+        // A plane read where it is replaces the job's (geometry-only) plane and must have its
+        // geometry.
+        let fits = |o: &OwnedPlane, p: Option<In<'_>>| match p {
+            Some(p) => p.geometry() == (w, h, bpc),
             None => o.data.len() >= w * h,
         };
         if (d.width, d.height, d.bpc) != (w, h, bpc)
-            || !fits(r, host.map(|x| &x.reference))
-            || !fits(d, host.map(|x| &x.distorted))
+            || !fits(r, ins[0])
+            || !fits(d, ins[1])
             || w < crate::features::MIN_WIDTH
             || h < crate::features::MIN_HEIGHT
             || !(8..=16).contains(&bpc)
@@ -367,8 +449,7 @@ impl<D: Device> GpuWorker<D> {
             )));
         }
         if let Some(p) = &job.prev_ref
-            && ((p.width, p.height, p.bpc) != (w, h, bpc)
-                || !fits(p, host.and_then(|x| x.prev_ref.as_ref())))
+            && ((p.width, p.height, p.bpc) != (w, h, bpc) || !fits(p, ins[2]))
         {
             return Err(Error::Geometry(format!(
                 "{} backend: previous reference differs in geometry",
@@ -393,11 +474,11 @@ impl<D: Device> GpuWorker<D> {
         if self.slots[s].job.is_some() {
             return Err(err::<D>("slot reused before its result was read"));
         }
-        let this_ref = match host {
-            Some(x) => RefId::Host(x.reference.id()),
+        let this_ref = match ins[0] {
+            Some(p) => RefId::Host(p.id()),
             None => RefId::Owned(job.reference.clone()),
         };
-        let prev_id = match (host.and_then(|x| x.prev_ref.as_ref()), &job.prev_ref) {
+        let prev_id = match (ins[2], &job.prev_ref) {
             (Some(p), _) => Some(RefId::Host(p.id())),
             (None, Some(p)) => Some(RefId::Owned(p.clone())),
             (None, None) => None,
@@ -422,35 +503,46 @@ impl<D: Device> GpuWorker<D> {
         // Where each plane to upload comes from: the job's compact plane (converted into
         // staging), a host plane in pageable memory (rows copied into staging), or a host
         // plane the device uploads from where it is (no host copy).
+        // A device plane is copied on the device (its MSB-aligned samples shifted there too).
         enum Src<'a> {
             Owned(&'a OwnedPlane),
             Staged(&'a HostPlane),
             Direct(&'a HostPlane),
+            Device(&'a DevicePlane),
         }
         fn src<'a>(
             o: &'a OwnedPlane,
-            hp: Option<&'a HostPlane>,
+            hp: Option<In<'a>>,
             direct: impl Fn(&HostPlane) -> bool,
             gpu_shifts: impl Fn(&HostPlane) -> bool,
         ) -> Src<'a> {
             match hp {
                 None => Src::Owned(o),
-                Some(p) if direct(p) && (p.shift() == 0 || gpu_shifts(p)) => Src::Direct(p),
-                Some(p) => Src::Staged(p),
+                Some(In::Device(p)) => Src::Device(p),
+                Some(In::Host(p)) if direct(p) && (p.shift() == 0 || gpu_shifts(p)) => {
+                    Src::Direct(p)
+                }
+                Some(In::Host(p)) => Src::Staged(p),
             }
         }
         let direct = |p: &HostPlane| self.dev.uploads_directly(p);
         let mut srcs = vec![
-            src(r, host.map(|x| &x.reference), direct, gpu_shifts),
-            src(d, host.map(|x| &x.distorted), direct, gpu_shifts),
+            src(r, ins[0], direct, gpu_shifts),
+            src(d, ins[1], direct, gpu_shifts),
         ];
         if let (Some(p), None) = (&job.prev_ref, motion_from) {
-            srcs.push(src(
-                p,
-                host.and_then(|x| x.prev_ref.as_ref()),
-                direct,
-                gpu_shifts,
-            ));
+            srcs.push(src(p, ins[2], direct, gpu_shifts));
+        }
+        // A device plane stored MSB-aligned some way the GPU does not shift cannot be staged.
+        if let Some(Src::Device(p)) = srcs
+            .iter()
+            .find(|sp| matches!(sp, Src::Device(p) if p.shift() > 0 && !(can_shift && p.shift() + bpc == 16)))
+        {
+            return Err(err::<D>(format!(
+                "a device plane with {} bit samples {} bits up is not read",
+                p.bpc(),
+                p.shift()
+            )));
         }
 
         // Stage the planes (8-bit content as bytes).
@@ -459,7 +551,7 @@ impl<D: Device> GpuWorker<D> {
             let slot = &mut self.slots[s];
             let stage = &self.stage;
             for (i, sp) in srcs.iter().enumerate() {
-                if matches!(sp, Src::Direct(_)) {
+                if matches!(sp, Src::Direct(_) | Src::Device(_)) {
                     continue;
                 }
                 let staging = match &mut slot.staging {
@@ -471,7 +563,7 @@ impl<D: Device> GpuWorker<D> {
                     Src::Owned(p) => stage.convert(&p.data[..n], dst, bpc == 8),
                     // MSB-aligned rows as stored where the GPU shifts them, else shifted here.
                     Src::Staged(p) => stage.copy_rows(p, dst, !gpu_shifts(p)),
-                    Src::Direct(_) => {}
+                    Src::Direct(_) | Src::Device(_) => {}
                 }
             }
         }
@@ -495,6 +587,7 @@ impl<D: Device> GpuWorker<D> {
         // its rows lie in its owner's bytes, the device buffers hold plane_bytes =
         // row_bytes * height, and the planes are kept alive in `keep` until `uploaded`.
         let mut keep = Vec::new();
+        let mut keep_device = Vec::new();
         let queued = unsafe {
             let stg = slot.staging.as_ref();
             // The uploads first: the copy engine can start them while the previous frames'
@@ -506,6 +599,12 @@ impl<D: Device> GpuWorker<D> {
                         Src::Direct(p) => {
                             keep.push((*p).clone());
                             dev.upload_plane(p, to, st)?;
+                        }
+                        // DevicePlane::new's contract: the memory is the device's, complete and
+                        // kept unwritten while the plane (in keep_device) lives.
+                        Src::Device(p) => {
+                            keep_device.push((*p).clone());
+                            dev.copy_device_plane(p, to, st)?;
                         }
                         Src::Owned(_) | Src::Staged(_) => {
                             let stg = stg.ok_or_else(|| err::<D>("staging not allocated"))?;
@@ -538,10 +637,12 @@ impl<D: Device> GpuWorker<D> {
         // after that event) and every kernel of the frame.
         let shift = self.plan.as_ref().and_then(|p| p.shift.as_ref());
         for (i, sp) in srcs.iter().enumerate() {
-            let (Src::Direct(p) | Src::Staged(p)) = sp else {
-                continue;
+            let shifted = match sp {
+                Src::Direct(p) | Src::Staged(p) => gpu_shifts(p),
+                Src::Device(p) => p.shift() > 0,
+                Src::Owned(_) => false,
             };
-            if let (true, Some(l)) = (gpu_shifts(p), shift)
+            if let (true, Some(l)) = (shifted, shift)
                 && let Err(e) = self.launch(s, &l[i])
             {
                 // The uploads may still read the caller's planes (`keep`).
@@ -588,19 +689,21 @@ impl<D: Device> GpuWorker<D> {
         // The range check (host planes of 9 to 15 bits): after the uploads and the zeroing,
         // into the RANGE word of the results; its verdict is read with them (read_slot).
         let plan = self.plan.as_ref().expect("plan set up");
-        let checked = match (check_range, host, &plan.range) {
-            (true, Some(x), Some(l)) => {
+        let checked = match (check_range, &plan.range) {
+            (true, Some(l)) if host.is_some() || device.is_some() => {
                 if let Err(e) = self.launch(s, l) {
                     // The uploads may still read the caller's planes (`keep`).
                     let _ = self.dev.sync_stream(&self.slots[s].stream);
                     return Err(e);
                 }
-                Some([x.reference.clone(), x.distorted.clone()])
+                host.map(|x| [x.reference.clone(), x.distorted.clone()])
             }
             _ => None,
         };
+        self.slots[s].checked_device = check_range && host.is_none() && device.is_some();
         self.slots[s].checked = checked;
         self.slots[s].keep = keep;
+        self.slots[s].keep_device = keep_device;
         if let Some(k) = motion_from {
             self.dev
                 .wait(&self.slots[s].stream, &self.slots[k].uploaded)?;
@@ -667,6 +770,8 @@ impl<D: Device> GpuWorker<D> {
             .take()
             .ok_or_else(|| err::<D>("result of an empty slot"))?;
         self.slots[s].keep.clear();
+        self.slots[s].keep_device.clear();
+        let checked_device = std::mem::take(&mut self.slots[s].checked_device);
         let raw = self.slots[s].readback.slice(0, slot::RESULTS * 8);
         let words: Vec<u64> = raw
             .chunks_exact(8)
@@ -685,8 +790,43 @@ impl<D: Device> GpuWorker<D> {
                 "the range check found a sample the host scan does not",
             ));
         }
+        if checked_device && words[slot::RANGE] != 0 {
+            if let (Some(t), Some(exec)) = (job.companions, self.companion.as_mut()) {
+                let _ = exec.take(t);
+            }
+            return Err(self.name_bad_sample(s));
+        }
         let acc = plan::accum_from_words(&words, job.features, job.motion);
         Ok((job.index, acc, job.companions))
+    }
+
+    /// The refusal of slot `s`'s frame read from device planes: its first bad sample, found in
+    /// the slot's compact copies of the planes (read back; the caller's planes are gone).
+    fn name_bad_sample(&mut self, s: usize) -> Error {
+        let Some(key) = self.key else {
+            return err::<D>("range check of a slot without geometry");
+        };
+        let row = key.w * 2;
+        let mut planes = Vec::new();
+        for b in [Buf::Ref, Buf::Dis] {
+            let Some(buf) = self.slots[s].buf(b) else {
+                return err::<D>("range check: plane buffer missing");
+            };
+            let mut v = vec![0u8; row * key.h];
+            // SAFETY: the buffer holds plane_bytes >= row * h (9 to 15 bits: u16 samples); the
+            // stream is synchronized before `v` is read.
+            let r = unsafe { self.dev.download(&mut v, buf.ptr(), &self.slots[s].stream) }
+                .and_then(|()| self.dev.sync_stream(&self.slots[s].stream))
+                .and_then(|()| HostPlane::new(Arc::new(v), 0, row, key.w, key.h, key.bpc));
+            match r {
+                Ok(p) => planes.push(p),
+                Err(e) => return e,
+            }
+        }
+        match crate::backend::host::check_ranges(&[(&planes[0], "luma"), (&planes[1], "luma")]) {
+            Err(e) => e,
+            Ok(()) => err::<D>("the range check found a sample the host scan does not"),
+        }
     }
 
     /// A frame's result with its companion metrics' scores (waiting for them).
@@ -739,8 +879,10 @@ impl<D: Device> GpuWorker<D> {
     /// early as possible: a decoder's pool is small).
     fn release_uploaded(&mut self) {
         for sl in &mut self.slots {
-            if !sl.keep.is_empty() && self.dev.is_done(&sl.uploaded) {
+            if (!sl.keep.is_empty() || !sl.keep_device.is_empty()) && self.dev.is_done(&sl.uploaded)
+            {
                 sl.keep.clear();
+                sl.keep_device.clear();
             }
         }
     }
@@ -793,6 +935,58 @@ impl<D: Device> GpuWorker<D> {
         }
     }
 
+    /// Queue a job (host planes, or planes read where they are) and send what became ready;
+    /// false once nobody listens.
+    fn take_job(
+        &mut self,
+        job: &FrameJob,
+        host: Option<HostFrame>,
+        device: Option<DeviceFrame>,
+        range_check: bool,
+        out: &Sender<Reply>,
+    ) -> bool {
+        // Results that must be delivered before this job: all of them when the geometry
+        // changes (the slots are rebuilt). Else the slot about to be reused is read out (its
+        // result keeps its place in the queue, which is in submission order, until its
+        // companion metrics' scores are in).
+        let geom_change = self.key != Some(GeomKey::of(&job.reference, &job.vif, &job.adm));
+        while geom_change && !self.queue.is_empty() {
+            let Some(r) = self.pop_front() else { break };
+            if out.send(Reply::Result(Box::new(r))).is_err() {
+                return false;
+            }
+        }
+        if self.slots.get(self.next).is_some_and(|sl| sl.job.is_some()) {
+            self.free_next_slot();
+        }
+        // Planes whose samples fill their words (P010) hold no sample above their bits once
+        // shifted: a pair of them needs no check.
+        let pair = match (&host, &device) {
+            (Some(x), _) => Some((In::Host(&x.reference), In::Host(&x.distorted))),
+            (None, Some(x)) => Some((In::of(&x.reference), In::of(&x.distorted))),
+            (None, None) => None,
+        };
+        let check_range = range_check
+            && pair.is_some_and(|(r, d)| {
+                (9..=15).contains(&r.geometry().2) && (r.can_exceed() || d.can_exceed())
+            });
+        let submitted = self.submit_from(job, host.as_ref(), device.as_ref(), check_range);
+        drop(host);
+        drop(device);
+        self.release_uploaded();
+        self.queue.push_back(match submitted {
+            Ok(s) => Queued::Slot(s),
+            Err(e) => Queued::Failed(e),
+        });
+        while self.front_ready() {
+            let r = self.pop_front().expect("ready");
+            if out.send(Reply::Result(Box::new(r))).is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
     fn run(mut self, rx: Receiver<Request<D>>, out: Sender<Reply>) {
         loop {
             let msg = if self.queue.is_empty() {
@@ -816,41 +1010,14 @@ impl<D: Device> GpuWorker<D> {
                 }
             };
             match msg {
+                Some(Request::DeviceJob(job, frame, range_check)) => {
+                    if !self.take_job(&job, None, Some(*frame), range_check, &out) {
+                        return;
+                    }
+                }
                 Some(Request::Job(job, host, range_check)) => {
-                    // Results that must be delivered before this job: all of them when the
-                    // geometry changes (the slots are rebuilt). Else the slot about to be
-                    // reused is read out (its result keeps its place in the queue, which is in
-                    // submission order, until its companion metrics' scores are in).
-                    let geom_change =
-                        self.key != Some(GeomKey::of(&job.reference, &job.vif, &job.adm));
-                    while geom_change && !self.queue.is_empty() {
-                        let Some(r) = self.pop_front() else { break };
-                        if out.send(Reply::Result(Box::new(r))).is_err() {
-                            return;
-                        }
-                    }
-                    if self.slots.get(self.next).is_some_and(|sl| sl.job.is_some()) {
-                        self.free_next_slot();
-                    }
-                    // Planes whose samples fill their words (P010) hold no sample above their
-                    // bits once shifted: a pair of them needs no check.
-                    let check_range = range_check
-                        && host.as_ref().is_some_and(|x| {
-                            (9..=15).contains(&x.reference.bpc())
-                                && (x.reference.can_exceed() || x.distorted.can_exceed())
-                        });
-                    let submitted = self.submit(&job, host.as_deref(), check_range);
-                    drop(host);
-                    self.release_uploaded();
-                    self.queue.push_back(match submitted {
-                        Ok(s) => Queued::Slot(s),
-                        Err(e) => Queued::Failed(e),
-                    });
-                    while self.front_ready() {
-                        let r = self.pop_front().expect("ready");
-                        if out.send(Reply::Result(Box::new(r))).is_err() {
-                            return;
-                        }
+                    if !self.take_job(&job, host.map(|h| *h), None, range_check, &out) {
+                        return;
                     }
                 }
                 Some(Request::Run(f)) => f(&mut self),
@@ -869,7 +1036,9 @@ impl<D: Device> GpuWorker<D> {
                     for s in &mut self.slots {
                         s.motion_from = None;
                         s.keep.clear();
+                        s.keep_device.clear();
                         s.checked = None;
+                        s.checked_device = false;
                     }
                     self.last_ref = None;
                     if let Some(exec) = self.companion.as_mut() {
@@ -1074,6 +1243,26 @@ impl<D: Device> Backend for GpuBackend<D> {
         let (tx, rx) = mpsc::channel();
         self.send(Request::PrepareCompanions(tx))?;
         rx.recv().map_err(|_| self.stopped())?
+    }
+
+    fn accepts_device_planes(&self) -> bool {
+        D::READS_DEVICE_PLANES
+    }
+
+    fn submit_device(&mut self, job: FrameJob, frame: DeviceFrame) -> Result<()> {
+        if !D::READS_DEVICE_PLANES {
+            return Err(err::<D>(
+                "planes in device memory are not read on this device",
+            ));
+        }
+        let range_check = self.range_check_on_gpu;
+        self.send(Request::DeviceJob(
+            Box::new(job),
+            Box::new(frame),
+            range_check,
+        ))?;
+        self.in_flight += 1;
+        Ok(())
     }
 
     fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {

@@ -11,6 +11,10 @@ impl VmafGpu {
         pad: &gst_base::AggregatorPad,
         query: &mut gst::query::Allocation,
     ) -> bool {
+        // Caps in CUDA memory: a CUDA buffer pool (never pinned system memory).
+        if query.get().0.is_some_and(device::is_cuda) {
+            return self.propose_cuda_pool(pad, query);
+        }
         let allocator = {
             let guard = self.state.lock().unwrap();
             match guard.as_ref().and_then(|s| s.pinned.clone()) {
@@ -66,13 +70,25 @@ impl VmafGpu {
         let scoring = self.state.lock().unwrap().as_ref().and_then(|s| s.geometry);
         let pin = other.filter(|info| scoring.is_none_or(|g| Geometry::of(info) != g));
         if let Some(info) = pin {
-            let want = gst_video::VideoCapsBuilder::new()
+            let mut want = gst_video::VideoCapsBuilder::new()
                 .format(info.format())
                 .width(info.width() as i32)
                 .height(info.height() as i32)
                 .build();
+            // in either memory (one pad may carry CUDA memory, the other system memory)
+            want.get_mut()
+                .expect("new caps")
+                .set_features_simple(Some(gst::CapsFeatures::new_any()));
             caps = caps.intersect(&want);
         }
+        // CUDA memory first where the engine reads it there, else system memory first.
+        let device_route = self
+            .state
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_some_and(|s| s.device_route);
+        caps = device::order_memory(caps, device_route);
         if let Some(filter) = q.filter() {
             caps = filter.intersect_with_mode(&caps, gst::CapsIntersectMode::First);
         }

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# decode-only vs decode+score, 1080p H.264 (x264, 600 frames x4 concatenated), nvh264dec
+set -u
+cd "${VMAFGPU_H264_DIR:-.gpudata/h264}"
+for s in ref dis; do cat b1080_$s.h264 b1080_$s.h264 b1080_$s.h264 b1080_$s.h264 > /tmp/b4_$s.h264; done
+R=/tmp/b4_ref.h264; D=/tmp/b4_dis.h264
+CU='nvh264dec ! video/x-raw(memory:CUDAMemory)'
+SY='nvh264dec ! video/x-raw'
+TIMEFORMAT=%R
+t() { local name=$1; shift; for i in 1 2; do
+  local s; s=$( { time gst-launch-1.0 -q "$@" > /tmp/out.txt 2>&1; } 2>&1 ); echo "$name run$i wall_s=$s rc_tail=$(tail -c 300 /tmp/out.txt | tr '\n' ' ')"; done; }
+t decode_only_cuda filesrc location=$R ! h264parse ! $CU ! fakesink sync=false filesrc location=$D ! h264parse ! $CU ! fakesink sync=false
+t decode_score_cuda filesrc location=$R ! h264parse ! $CU ! v.ref_sink filesrc location=$D ! h264parse ! $CU ! v.dist_sink vmafgpu name=v backend=cuda ! fakesink sync=false
+t decode_only_system filesrc location=$R ! h264parse ! $SY ! fakesink sync=false filesrc location=$D ! h264parse ! $SY ! fakesink sync=false
+t decode_score_system filesrc location=$R ! h264parse ! $SY ! v.ref_sink filesrc location=$D ! h264parse ! $SY ! v.dist_sink vmafgpu name=v backend=cuda ! fakesink sync=false
+# frames and the route taken (warnings of the element)
+GST_DEBUG=vmafgpu:2 gst-launch-1.0 -m filesrc location=$R ! h264parse ! $CU ! v.ref_sink filesrc location=$D ! h264parse ! $CU ! v.dist_sink vmafgpu name=v backend=cuda ! fakesink sync=false 2>&1 | grep -E "type=\(string\)pooled|downloaded|WARN|ERROR" | cut -c1-400 | head -8

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# On the build machine: the H.264 pairs for tests/cuda_memory.rs (VMAFGPU_H264_DIR) and for
+# compare.sh / bench.sh, into .gpudata/h264 (git-ignored); x264enc (gstreamer1.0-plugins-ugly).
+# The avdec_h264 decodes of carphone go along gzipped (the GPU bundle has no gst-libav).
+set -euo pipefail
+o=.gpudata/h264; mkdir -p "$o"
+for n in carphone:176:144 bbb720:1280:720; do IFS=: read -r name w h <<< "$n"; for s in ref dis; do
+  gst-launch-1.0 -q filesrc location=tests/data/yuv/${name}_${s}.yuv ! rawvideoparse width=$w height=$h format=i420 framerate=25/1 ! x264enc speed-preset=faster bitrate=400 key-int-max=24 threads=4 ! video/x-h264,profile=high ! h264parse ! video/x-h264,stream-format=byte-stream ! filesink location=$o/${name}_${s}.h264
+done; done
+for b in ref:2000 dis:1000; do IFS=: read -r s br <<< "$b"
+  gst-launch-1.0 -q videotestsrc num-buffers=600 pattern=smpte horizontal-speed=4 ! video/x-raw,format=I420,width=1920,height=1080,framerate=25/1 ! x264enc speed-preset=ultrafast bitrate=$br key-int-max=50 threads=2 ! video/x-h264,profile=high ! h264parse ! video/x-h264,stream-format=byte-stream ! filesink location=$o/b1080_${s}.h264
+done
+for s in ref dis; do
+  gst-launch-1.0 -q filesrc location=$o/carphone_$s.h264 ! h264parse ! avdec_h264 ! video/x-raw,format=I420 ! filesink location=$o/carphone_$s.avdec.yuv
+  gzip -9f $o/carphone_$s.avdec.yuv
+done
