@@ -11,11 +11,11 @@ use cudarc::driver::{
 use super::launcher;
 use super::pinned::cuda_error as be;
 use super::pinned::{DevBuf, Pinned, copy_device_2d, upload_2d, uploads_directly};
-use crate::backend::{DevicePlane, HostPlane};
 use crate::backend::gpu::device::{ArgValue, Device, DeviceMem, HostMem};
 use crate::backend::gpu::launch;
 use crate::backend::gpu::pipeline::DeviceInfo;
 use crate::backend::gpu::plan::{self, VmafKernel};
+use crate::backend::{DevicePlane, HostPlane};
 use crate::error::{Error, Result};
 
 /// One CUDA device's context (bound to the worker thread) and the VMAF kernels loaded in it.
