@@ -215,6 +215,9 @@ fn encode(yuv: &Path, w: u32, h: u32, out: &Path) {
 /// The warnings the element logged (its debug category), to see whether frames were
 /// downloaded.
 static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// Held for a whole [`score`]: the log is one per process and the tests run in parallel, so a
+/// pipeline's warnings must not land in another test's capture.
+static ONE_PIPELINE: Mutex<()> = Mutex::new(());
 
 fn capture_log() {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -309,6 +312,7 @@ fn score(
     Option<gst::Caps>,
     Vec<String>,
 ) {
+    let _one = ONE_PIPELINE.lock().unwrap_or_else(|e| e.into_inner());
     capture_log();
     LOG.lock().unwrap().clear();
     let desc = format!(
