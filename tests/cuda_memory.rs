@@ -9,8 +9,12 @@
 //! `nvh264dec` into CUDA memory (read where they are by the CUDA backend) and by `avdec_h264`
 //! into system memory (the decoders are bit-exact), and every frame's every metric is `==`
 //! across the routes: CUDA memory, system memory, one pad each, and CUDA memory scored by the
-//! CPU backend (downloaded).
+//! CPU backend (downloaded). The golden pairs encoded losslessly with x265 (HEVC's transquant
+//! bypass, a Main and Main 10 tool) and decoded by `nvh265dec` into CUDA memory (NV12, P010)
+//! give libvmaf 3.2.0's goldens with `==`; the same files through `avdec_h265` into system
+//! memory run wherever x265enc and gst-libav are (CI).
 
+mod common;
 mod elementkit;
 
 use std::path::{Path, PathBuf};
@@ -301,28 +305,30 @@ fn system() -> &'static str {
 }
 
 /// Score the pair with each side decoded by `ref_dec` / `dist_dec`.
-fn score(
-    (r, d): &(PathBuf, PathBuf),
-    ref_dec: &str,
-    dist_dec: &str,
-    props: &str,
-) -> (
-    Vec<FrameMessage>,
-    Option<String>,
-    Option<gst::Caps>,
-    Vec<String>,
-) {
-    let _one = ONE_PIPELINE.lock().unwrap_or_else(|e| e.into_inner());
-    capture_log();
-    LOG.lock().unwrap().clear();
-    let desc = format!(
+fn score((r, d): &(PathBuf, PathBuf), ref_dec: &str, dist_dec: &str, props: &str) -> Scored {
+    score_desc(&format!(
         "filesrc location={} ! h264parse ! {ref_dec} ! v.ref_sink \
          filesrc location={} ! h264parse ! {dist_dec} ! v.dist_sink \
          vmafgpu name=v {props} ! fakesink",
         r.display(),
         d.display()
-    );
-    let (f, b, c) = run_pipeline(&desc);
+    ))
+}
+
+/// Frame messages, the pooled message's backend, the src caps and the element's warnings.
+type Scored = (
+    Vec<FrameMessage>,
+    Option<String>,
+    Option<gst::Caps>,
+    Vec<String>,
+);
+
+/// Run one pipeline (its element named `v`) with the element's warnings captured.
+fn score_desc(desc: &str) -> Scored {
+    let _one = ONE_PIPELINE.lock().unwrap_or_else(|e| e.into_inner());
+    capture_log();
+    LOG.lock().unwrap().clear();
+    let (f, b, c) = run_pipeline(desc);
     let log = std::mem::take(&mut *LOG.lock().unwrap());
     (f, b, c, log)
 }
@@ -441,4 +447,147 @@ fn h264_system_memory_pipeline() {
     assert!(!log.iter().any(|l| l.contains("downloaded")), "{log:?}");
     let (b, ..) = score(&p, system(), system(), "backend=auto");
     same(&a, &b, "backend=cpu vs auto");
+}
+
+/// A golden pair encoded losslessly to HEVC: in `VMAFGPU_H264_DIR` where
+/// scripts/cuda-memory/encode.sh put it (the GPU machine has neither x265 nor the raw files),
+/// else encoded once into the temporary directory with x265enc (`None`, saying why, when
+/// x265enc is missing).
+fn lossless_pair(p: &common::Pair) -> Option<(PathBuf, PathBuf)> {
+    // one encode at a time: the tests run in parallel and share the files
+    static ENCODE: Mutex<()> = Mutex::new(());
+    let _one = ENCODE.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::var_os("VMAFGPU_H264_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("vmafgpu-cuda-memory"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = |side: &str| dir.join(format!("{}_{side}.lossless.h265", p.name));
+    for side in ["ref", "dis"] {
+        let o = out(side);
+        if o.exists() {
+            continue;
+        }
+        if gst::ElementFactory::find("x265enc").is_none() {
+            eprintln!(
+                "{}: no {} and x265enc is not installed",
+                p.name,
+                o.display()
+            );
+            return None;
+        }
+        let tmp = o.with_extension("part");
+        let format = if p.bpc > 8 { "i420-10le" } else { "i420" };
+        run_pipeline(&format!(
+            "filesrc location={} ! rawvideoparse width={} height={} format={format} \
+             framerate=25/1 ! x265enc option-string=lossless=1 speed-preset=ultrafast ! \
+             video/x-h265,stream-format=byte-stream ! filesink location={}",
+            data(&format!("{}_{side}.yuv", p.name)).display(),
+            p.width,
+            p.height,
+            tmp.display()
+        ));
+        std::fs::rename(&tmp, &o).unwrap();
+    }
+    Some((out("ref"), out("dis")))
+}
+
+/// Every frame's score and metrics and the frame count against libvmaf 3.2.0's golden (`==`);
+/// all mismatches listed, then one failure.
+fn equals_golden(p: &common::Pair, frames: &[FrameMessage], what: &str) {
+    let g = p.golden(None);
+    assert_eq!(frames.len(), g.frames(), "{what}: frame messages");
+    let mut mm = common::Mismatches::default();
+    let mut checked = 0;
+    for (i, f) in frames.iter().enumerate() {
+        assert_eq!(f.index, i as u64, "{what}");
+        mm.check(
+            || format!("{what}: frame {i} score"),
+            f.score,
+            g.frame(i, "vmaf").unwrap(),
+        );
+        checked += 1;
+        for (name, v) in &f.metrics {
+            let want = g
+                .frame(i, name)
+                .unwrap_or_else(|| panic!("{what}: {name} is not in the golden"));
+            mm.check(|| format!("{what}: frame {i} {name}"), *v, want);
+            checked += 1;
+        }
+    }
+    mm.finish(checked);
+}
+
+fn lossless_hevc_pipeline(r: &Path, d: &Path, dec: &str, props: &str) -> String {
+    format!(
+        "filesrc location={} ! h265parse ! {dec} ! v.ref_sink \
+         filesrc location={} ! h265parse ! {dec} ! v.dist_sink \
+         vmafgpu name=v {props} ! fakesink",
+        r.display(),
+        d.display()
+    )
+}
+
+/// The golden pairs (8-bit carphone, 10-bit bbb360p10) losslessly in HEVC, decoded by
+/// nvh265dec into CUDA memory (NV12, P010) and read where they are by the CUDA backend:
+/// libvmaf 3.2.0's numbers with `==`, nothing downloaded, CUDA memory on src.
+#[test]
+fn nvdec_lossless_hevc_equals_libvmaf() {
+    let test = "nvdec_lossless_hevc_equals_libvmaf";
+    if !gpu_or_skip(test) {
+        return;
+    }
+    if let Some(e) = ["nvh265dec", "h265parse"]
+        .into_iter()
+        .find(|e| gst::ElementFactory::find(e).is_none())
+    {
+        assert!(
+            !require_gpu(),
+            "{test}: VMAFGPU_REQUIRE_GPU=1 but {e} is not installed"
+        );
+        eprintln!("{test}: skipped: {e} is not installed");
+        return;
+    }
+    for p in [common::CARPHONE, common::BBB360P10] {
+        let Some((r, d)) = lossless_pair(&p) else {
+            panic!(
+                "{test}: {}: no lossless HEVC pair (scripts/cuda-memory/encode.sh)",
+                p.name
+            );
+        };
+        let desc = lossless_hevc_pipeline(
+            &r,
+            &d,
+            "nvh265dec ! video/x-raw(memory:CUDAMemory)",
+            "backend=cuda",
+        );
+        let (frames, backend, caps, log) = score_desc(&desc);
+        assert_eq!(backend.as_deref(), Some("cuda"), "{test}: {}", p.name);
+        assert!(is_cuda(&caps), "{test}: {}: src caps {caps:?}", p.name);
+        assert!(
+            !log.iter().any(|l| l.contains("downloaded")),
+            "{test}: {}: CUDA memory must be read where it is: {log:?}",
+            p.name
+        );
+        equals_golden(&p, &frames, &format!("{test}: {}", p.name));
+    }
+}
+
+/// The same lossless HEVC files through avdec_h265 into system memory (here and in CI, where
+/// x265enc and gst-libav are installed; skipped, saying why, elsewhere): the encode and decode
+/// are exact, so the element gives the goldens' numbers.
+#[test]
+fn lossless_hevc_system_memory_equals_libvmaf() {
+    init();
+    if let Some(e) = ["avdec_h265", "x265enc", "h265parse"]
+        .into_iter()
+        .find(|e| gst::ElementFactory::find(e).is_none())
+    {
+        eprintln!("lossless_hevc_system_memory_equals_libvmaf: skipped: {e} is not installed");
+        return;
+    }
+    for p in [common::CARPHONE, common::BBB360P10] {
+        let (r, d) = lossless_pair(&p).expect("x265enc is installed");
+        let (frames, ..) = score_desc(&lossless_hevc_pipeline(&r, &d, "avdec_h265", "backend=cpu"));
+        equals_golden(&p, &frames, &format!("avdec_h265 {}", p.name));
+    }
 }

@@ -14,3 +14,13 @@ for s in ref dis; do
   gst-launch-1.0 -q filesrc location=$o/carphone_$s.h264 ! h264parse ! avdec_h264 ! video/x-raw,format=I420 ! filesink location=$o/carphone_$s.avdec.yuv
   gzip -9f $o/carphone_$s.avdec.yuv
 done
+# The golden pairs losslessly in HEVC (x265 lossless=1: transquant bypass, a Main / Main 10 tool):
+# nvh265dec gives back the raw samples, so the element must give libvmaf's goldens
+# (tests/cuda_memory.rs nvdec_lossless_hevc_equals_libvmaf).
+for n in carphone:176:144:i420 bbb360p10:640:360:i420-10le; do IFS=: read -r name w h f <<< "$n"; for s in ref dis; do
+  gst-launch-1.0 -q filesrc location=tests/data/yuv/${name}_${s}.yuv ! rawvideoparse width=$w height=$h format=$f framerate=25/1 ! x265enc option-string=lossless=1 speed-preset=ultrafast ! video/x-h265,stream-format=byte-stream ! filesink location=$o/${name}_${s}.lossless.h265
+done; done
+# 4K 10-bit HEVC (Main 10) for bench.sh: 200 frames, two rates (reference, distorted).
+if [ "${ENCODE_4K:-1}" = 1 ]; then for b in ref:6000 dis:2000; do IFS=: read -r s br <<< "$b"
+  gst-launch-1.0 -q videotestsrc num-buffers=200 pattern=smpte horizontal-speed=8 ! video/x-raw,format=I420_10LE,width=3840,height=2160,framerate=25/1 ! x265enc speed-preset=ultrafast bitrate=$br key-int-max=50 ! video/x-h265,stream-format=byte-stream ! filesink location=$o/b2160p10_${s}.h265
+done; fi
