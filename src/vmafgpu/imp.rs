@@ -48,6 +48,7 @@ struct Geometry {
 
 mod device;
 mod negotiation;
+use negotiation::{caps_summary, frame_duration};
 
 impl Geometry {
     fn of(info: &gst_video::VideoInfo) -> Self {
@@ -272,21 +273,6 @@ impl ElementImpl for VmafGpu {
 /// Whether `name` is a libvmaf built-in model this engine embeds.
 fn is_builtin_model(name: &str) -> bool {
     crate::model::BUILTIN_MODELS.contains(&name)
-}
-
-fn frame_duration(info: Option<&gst_video::VideoInfo>) -> Option<gst::ClockTime> {
-    let fps = info?.fps();
-    if fps.numer() <= 0 || fps.denom() <= 0 {
-        return None;
-    }
-    gst::ClockTime::SECOND.mul_div_floor(fps.denom() as u64, fps.numer() as u64)
-}
-
-fn caps_summary(caps: &Option<(gst::Caps, gst_video::VideoInfo)>) -> String {
-    match caps {
-        Some((c, i)) => format!("{}x{} {} ({c})", i.width(), i.height(), i.format().to_str()),
-        None => "no caps".into(),
-    }
 }
 
 impl VmafGpu {

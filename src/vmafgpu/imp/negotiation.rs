@@ -97,3 +97,20 @@ impl VmafGpu {
         true
     }
 }
+
+/// One frame's duration at the caps' frame rate (`None` for a variable or unknown rate).
+pub(super) fn frame_duration(info: Option<&gst_video::VideoInfo>) -> Option<gst::ClockTime> {
+    let fps = info?.fps();
+    if fps.numer() <= 0 || fps.denom() <= 0 {
+        return None;
+    }
+    gst::ClockTime::SECOND.mul_div_floor(fps.denom() as u64, fps.numer() as u64)
+}
+
+/// The caps of a pad in a line of a message: size, format and the caps themselves.
+pub(super) fn caps_summary(caps: &Option<(gst::Caps, gst_video::VideoInfo)>) -> String {
+    match caps {
+        Some((c, i)) => format!("{}x{} {} ({c})", i.width(), i.height(), i.format().to_str()),
+        None => "no caps".into(),
+    }
+}
