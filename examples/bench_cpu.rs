@@ -23,7 +23,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use gstvmafgpu::backend::{Backend, FrameAccum, FrameJob};
+use gstvmafgpu::backend::{Backend, ClipConfig, FrameAccum, FrameJob};
 use gstvmafgpu::engine::{Scorer, ScorerConfig};
 use gstvmafgpu::features::isa::Isa;
 use gstvmafgpu::features::{adm, ciede, motion, ms_ssim, psnr, psnr_hvs, ssim, vif};
@@ -60,6 +60,10 @@ impl Backend for NullBackend {
     }
     fn reset(&mut self) {
         self.0.clear();
+    }
+    /// Nothing to get ready: the configuration changes nothing of all-zero results.
+    fn configure(&mut self, _cfg: &ClipConfig) -> gstvmafgpu::Result<()> {
+        Ok(())
     }
 }
 

@@ -16,10 +16,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use gstvmafgpu::backend::cuda::CudaBackend;
-use gstvmafgpu::backend::{Backend, ChromaPair, Companions, FrameJob};
+use gstvmafgpu::backend::{Backend, ChromaPair, ClipConfig, Companions, FrameJob};
 use gstvmafgpu::engine::{BackendKind, Scorer, ScorerConfig};
-use gstvmafgpu::features::adm::AdmParams;
-use gstvmafgpu::features::vif::VifParams;
 use gstvmafgpu::picture::{Chroma, ChromaFormat, OwnedPlane, Picture, PlaneRef};
 
 fn natural(w: usize, h: usize, bpc: u8, t: f64, noise: u64, seed: u64) -> OwnedPlane {
@@ -117,6 +115,11 @@ fn main() {
         // Backend alone, with as many frames in flight as the engine keeps (which grows with
         // the companion metrics' ring once their first frame is in).
         let run = |b: &mut CudaBackend, n: usize| -> f64 {
+            b.configure(&ClipConfig {
+                companions,
+                ..ClipConfig::default()
+            })
+            .expect("configure");
             let t0 = Instant::now();
             let mut in_flight = 0;
             let mut prev: Option<Arc<OwnedPlane>> = None;
@@ -131,11 +134,7 @@ fn main() {
                     reference: r.clone(),
                     distorted: d.clone(),
                     prev_ref: prev.replace(r.clone()),
-                    vif: VifParams::default(),
-                    adm: AdmParams::default(),
                     features: true,
-                    needs: Default::default(),
-                    companions,
                     chroma: chroma.clone(),
                 })
                 .expect("submit");
@@ -201,7 +200,8 @@ fn main() {
                 engine_fps
             };
 
-        // GPU time alone.
+        // GPU time alone (VMAF's kernels: no companion metric).
+        b.configure(&ClipConfig::default()).expect("configure");
         let kt = b
             .time_kernels(
                 FrameJob {
@@ -209,11 +209,7 @@ fn main() {
                     reference: pairs[1].0.clone(),
                     distorted: pairs[1].1.clone(),
                     prev_ref: Some(pairs[0].0.clone()),
-                    vif: VifParams::default(),
-                    adm: AdmParams::default(),
                     features: true,
-                    needs: Default::default(),
-                    companions: Default::default(),
                     chroma: None,
                 },
                 200,

@@ -26,18 +26,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, OnceLock};
 
-use gpu_content::Content;
+use gpu_content::{Content, Job};
 use gstvmafgpu::backend::gpu::companion_plan::{CiedeTable, Geometry, Plan, ciede_bound};
 use gstvmafgpu::backend::gpu::launch::{
     KArg, Kernel, Launch, Region, check_launch, hvs_work_bytes, launch_hvs_chunk, launch_hvs_seq,
 };
 use gstvmafgpu::backend::{
-    ChromaPair, CompanionScores, Companions, FrameJob, HostChroma, HostFrame, HostPlane,
+    ChromaPair, CompanionScores, Companions, HostChroma, HostFrame, HostPlane,
     compute_companions_cpu,
 };
-use gstvmafgpu::features::adm::AdmParams;
 use gstvmafgpu::features::cambi::{self, CambiParams};
-use gstvmafgpu::features::vif::VifParams;
 
 fn emulator() -> Option<&'static Path> {
     static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -156,7 +154,7 @@ fn emulate(
 /// them). Also says whether any terms were fetched.
 fn run_emulated(
     exe: &Path,
-    job: &FrameJob,
+    job: &Job,
     host_sums: bool,
 ) -> (gstvmafgpu::Result<CompanionScores>, bool) {
     run_emulated_with(exe, job, host_sums, CiedeTable::Auto)
@@ -165,11 +163,11 @@ fn run_emulated(
 /// [`run_emulated`] with CIEDE2000's colour-conversion table as `table` says.
 fn run_emulated_with(
     exe: &Path,
-    job: &FrameJob,
+    job: &Job,
     host_sums: bool,
     table: CiedeTable,
 ) -> (gstvmafgpu::Result<CompanionScores>, bool) {
-    let mut plan = match Geometry::of(job) {
+    let mut plan = match Geometry::of(&job.cfg.companions, job) {
         Ok(g) => Plan::with_ciede_table(g, table),
         Err(e) => return (Err(e), false),
     };
@@ -225,9 +223,9 @@ fn job(
     layout: Option<(u32, u32)>,
     companions: Companions,
     seed: u64,
-) -> FrameJob {
+) -> Job {
     let (r, d, _) = gpu_content::frames(content, w, h, bpc, seed);
-    let mut j = gpu_content::job(seed, r, d, None, VifParams::default(), AdmParams::default());
+    let mut j = Job::with_companions(gpu_content::job(seed, r, d, None), companions);
     if let Some((sx, sy)) = layout {
         let (cw, ch) = (w >> sx, h >> sy);
         let (rb, db, _) = gpu_content::frames(content, cw, ch, bpc, seed ^ 0x5a5a);
@@ -237,7 +235,6 @@ fn job(
             distorted: [db, dr],
         }));
     }
-    j.companions = companions;
     j
 }
 
@@ -260,7 +257,7 @@ fn compare(
                 for c in gpu_content::ALL {
                     seed += 1;
                     let j = job(c, w, h, bpc, layout, what, seed);
-                    let want = compute_companions_cpu(&j);
+                    let want = compute_companions_cpu(&j.cfg.companions, &j);
                     // Both ways of adding SSIM's sums: from the GPU's bound, from the terms.
                     let sums = what.ssim || what.ms_ssim || what.psnr_hvs;
                     for host_sums in [false, true] {
@@ -451,7 +448,7 @@ fn ciede_table_equals_computed_conversions() {
     ] {
         let (w, h) = (47, 33);
         let j = job(c, w, h, 8, layout, CIEDE, seed);
-        let want = compute_companions_cpu(&j);
+        let want = compute_companions_cpu(&j.cfg.companions, &j);
         let (table, _) = run_emulated_with(exe, &j, false, CiedeTable::On);
         let (computed, _) = run_emulated_with(exe, &j, false, CiedeTable::Off);
         let (t, c2) = (
@@ -522,7 +519,7 @@ fn host_plane(p: &[u16], w: usize, h: usize, bpc: u8, pad: usize) -> HostPlane {
 /// uploaded as `Plan::host_uploads` lays them out and scored by `scores_of_host_frame`.
 fn run_emulated_host(
     exe: &Path,
-    job: &FrameJob,
+    job: &Job,
     interleaved: bool,
 ) -> gstvmafgpu::Result<CompanionScores> {
     let (r, d) = (&job.reference, &job.distorted);
@@ -559,7 +556,7 @@ fn run_emulated_host(
     };
     let mut shape = job.clone();
     shape.chroma = None;
-    let mut plan = Plan::new(Geometry::of_host(&shape, &host)?);
+    let mut plan = Plan::new(Geometry::of_host(&job.cfg.companions, &shape, &host)?);
     assert_eq!(plan.geom.interleaved, interleaved && job.chroma.is_some());
     plan.check_geometry();
     assert!(plan.reads_host_planes());
@@ -607,10 +604,10 @@ fn host_frames_equal_cpu() {
             let mut j = job(c, w, h, bpc, layout, companions, seed);
             if layout.is_none() {
                 // Gray: the metrics without chroma.
-                j.companions.ciede = false;
-                j.companions.psnr_hvs = false;
+                j.cfg.companions.ciede = false;
+                j.cfg.companions.psnr_hvs = false;
             }
-            let want = compute_companions_cpu(&j);
+            let want = compute_companions_cpu(&j.cfg.companions, &j);
             let got = run_emulated_host(exe, &j, interleaved);
             n += 1;
             scored += usize::from(want.is_ok());
@@ -891,26 +888,27 @@ fn hconv_widens_every_kind_of_product_as_the_c_code() {
 }
 
 /// A CAMBI job of `p`'s options on the distorted plane `d` (the reference is a copy).
-fn cambi_job(d: gstvmafgpu::picture::OwnedPlane, p: CambiParams, seed: u64) -> FrameJob {
+fn cambi_job(d: gstvmafgpu::picture::OwnedPlane, p: CambiParams, seed: u64) -> Job {
     let r = d.clone();
-    let mut j = gpu_content::job(seed, r, d, None, VifParams::default(), AdmParams::default());
-    j.companions = Companions {
-        cambi: Some(p),
-        ..Default::default()
-    };
-    j
+    Job::with_companions(
+        gpu_content::job(seed, r, d, None),
+        Companions {
+            cambi: Some(p),
+            ..Default::default()
+        },
+    )
 }
 
 /// The plan of a CAMBI job in the emulator: the scores and the device's per-scale sums.
 fn run_cambi(
     exe: &Path,
-    job: &FrameJob,
+    job: &Job,
     host_sums: bool,
 ) -> (
     gstvmafgpu::Result<CompanionScores>,
     Option<[(u64, u64); cambi::NUM_SCALES]>,
 ) {
-    let mut plan = Plan::new(Geometry::of(job).unwrap());
+    let mut plan = Plan::new(Geometry::of(&job.cfg.companions, job).unwrap());
     plan.host_sums = host_sums;
     let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();
     for (r, data) in plan.uploads(job) {
@@ -1002,7 +1000,8 @@ fn cambi_compare(cases: &[(usize, usize, u8)], contents: bool, options: &[&str])
                 }
                 seed += 1;
                 let j = cambi_job(d.clone(), p, seed);
-                let want = compute_companions_cpu(&j).map(|s| s.cambi.map(f64::to_bits));
+                let want = compute_companions_cpu(&j.cfg.companions, &j)
+                    .map(|s| s.cambi.map(f64::to_bits));
                 let cpu = cambi::Cambi::new(&p, w, h, bpc);
                 let want_sums = cpu.as_ref().ok().map(|c| c.scale_sums(&d.view()).unwrap());
                 for host_sums in [false, true] {
@@ -1106,9 +1105,9 @@ fn speed_only(p: SpeedChromaParams) -> Companions {
 /// The plan of `job` in the emulator: its scores and SpEED chroma's sides.
 fn run_speed(
     exe: &Path,
-    job: &FrameJob,
+    job: &Job,
 ) -> (gstvmafgpu::Result<CompanionScores>, Option<[SpeedSide; 4]>) {
-    let plan = match Geometry::of(job) {
+    let plan = match Geometry::of(&job.cfg.companions, job) {
         Ok(g) => Plan::new(g),
         Err(e) => return (Err(e), None),
     };
@@ -1187,7 +1186,7 @@ fn compare_speed(cases: &[SpeedCase]) -> Option<SpeedSeen> {
     let mut seen = SpeedSeen::default();
     for (i, &(w, h, bpc, layout, c, p)) in cases.iter().enumerate() {
         let j = job(c, w, h, bpc, layout, speed_only(p), 9100 + i as u64);
-        let want = compute_companions_cpu(&j);
+        let want = compute_companions_cpu(&j.cfg.companions, &j);
         let (got, sides) = run_speed(exe, &j);
         seen.frames += 1;
         let what = format!(

@@ -14,16 +14,12 @@ mod gpu_content;
 
 use std::sync::Arc;
 
-use gpu_content::Content;
+use gpu_content::{Content, Job};
 use gstvmafgpu::backend::cuda::companion::{self, CompanionGpu};
 use gstvmafgpu::backend::cuda::unavailable_reason;
 use gstvmafgpu::backend::gpu::{companion_plan, launch};
 use gstvmafgpu::backend::stats;
-use gstvmafgpu::backend::{
-    ChromaPair, CompanionScores, Companions, FrameJob, compute_companions_cpu,
-};
-use gstvmafgpu::features::adm::AdmParams;
-use gstvmafgpu::features::vif::VifParams;
+use gstvmafgpu::backend::{ChromaPair, CompanionScores, Companions, compute_companions_cpu};
 use gstvmafgpu::picture::OwnedPlane;
 
 /// The largest CIEDE2000 frame-score difference (dB) accepted between the GPU and the CPU.
@@ -75,9 +71,9 @@ fn job(
     (w, h, bpc): (usize, usize, u8),
     layout: Option<(u32, u32)>,
     seed: u64,
-) -> FrameJob {
+) -> Job {
     let (r, d, _) = gpu_content::frames(content, w, h, bpc, seed);
-    let mut j = gpu_content::job(seed, r, d, None, VifParams::default(), AdmParams::default());
+    let mut j = Job::with_companions(gpu_content::job(seed, r, d, None), ALL);
     if let Some((sx, sy)) = layout {
         let (cw, ch) = (w >> sx, h >> sy);
         let (rb, db, _) = gpu_content::frames(content, cw, ch, bpc, seed ^ 0x5a5a);
@@ -87,7 +83,6 @@ fn job(
             distorted: [db, dr],
         }));
     }
-    j.companions = ALL;
     j
 }
 
@@ -99,10 +94,10 @@ struct Report {
 }
 
 impl Report {
-    fn check(&mut self, what: &str, g: &mut CompanionGpu, j: &FrameJob) {
+    fn check(&mut self, what: &str, g: &mut CompanionGpu, j: &Job) {
         self.checked += 1;
-        let want = compute_companions_cpu(j);
-        let got = g.compute(j);
+        let want = compute_companions_cpu(&j.cfg.companions, j);
+        let got = g.compute(&j.cfg.companions, j);
         match (want, got) {
             (Ok(mut a), Ok(mut b)) => {
                 match (a.ciede, b.ciede) {
@@ -242,7 +237,7 @@ fn ciede_table_equals_computed_conversions() {
             for c in gpu_content::ALL {
                 seed += 1;
                 let mut j = job(c, (w, h, 8), layout, seed);
-                j.companions = Companions {
+                j.cfg.companions = Companions {
                     psnr: false,
                     ssim: false,
                     ms_ssim: false,
@@ -251,8 +246,12 @@ fn ciede_table_equals_computed_conversions() {
                     cambi: None,
                     speed_chroma: None,
                 };
-                let a = on.compute(&j).map(|s| s.ciede.map(f64::to_bits));
-                let b = off.compute(&j).map(|s| s.ciede.map(f64::to_bits));
+                let a = on
+                    .compute(&j.cfg.companions, &j)
+                    .map(|s| s.ciede.map(f64::to_bits));
+                let b = off
+                    .compute(&j.cfg.companions, &j)
+                    .map(|s| s.ciede.map(f64::to_bits));
                 n += 1;
                 scored += usize::from(matches!(a, Ok(Some(_))));
                 // Bits, or the same refusal.
@@ -293,7 +292,7 @@ fn graphs_equal_launches_one_by_one() {
         (1920, 1080, 8, Some((1, 1))),
         (1280, 720, 12, Some((0, 0))),
     ] {
-        let jobs: Vec<FrameJob> = (0..companion::MAX_RING + 3)
+        let jobs: Vec<Job> = (0..companion::MAX_RING + 3)
             .map(|i| {
                 seed += 1;
                 job(
@@ -306,7 +305,10 @@ fn graphs_equal_launches_one_by_one() {
             .collect();
         // All submitted before any is taken: several frames in flight at once.
         let run = |g: &mut CompanionGpu| -> Vec<String> {
-            let tickets: Vec<u64> = jobs.iter().map(|j| g.submit(j).unwrap()).collect();
+            let tickets: Vec<u64> = jobs
+                .iter()
+                .map(|j| g.submit(&j.cfg.companions, j).unwrap())
+                .collect();
             tickets
                 .into_iter()
                 .map(|t| format!("{:?}", g.take(t).map(|s| bits(&s))))
@@ -430,19 +432,11 @@ fn companions_equal_cpu_on_golden_clips() {
             continue;
         };
         for (i, ([ry, ru, rv], [dy, du, dv])) in r.into_iter().zip(d).enumerate() {
-            let mut j = gpu_content::job(
-                i as u64,
-                ry,
-                dy,
-                None,
-                VifParams::default(),
-                AdmParams::default(),
-            );
+            let mut j = Job::with_companions(gpu_content::job(i as u64, ry, dy, None), ALL);
             j.chroma = Some(Arc::new(ChromaPair {
                 reference: [ru, rv],
                 distorted: [du, dv],
             }));
-            j.companions = ALL;
             rep.check(&format!("{name} frame {i}"), &mut g, &j);
         }
     }
@@ -459,7 +453,7 @@ fn companion_timing_1080p() {
         return;
     };
     let j = job(Content::Natural, (1920, 1080, 8), Some((1, 1)), 7);
-    let t = g.time_metrics(&j, 50).expect("timing");
+    let t = g.time_metrics(&j.cfg.companions, &j, 50).expect("timing");
     let total: f64 = t.iter().map(|(_, ms)| ms).sum();
     for (m, ms) in &t {
         eprintln!("companion_timing_1080p: {m}: {ms:.4} ms/frame (GPU kernels, 1080p 8-bit 4:2:0)");
@@ -467,7 +461,7 @@ fn companion_timing_1080p() {
     eprintln!("companion_timing_1080p: all: {total:.4} ms/frame");
     let t0 = std::time::Instant::now();
     for _ in 0..10 {
-        g.compute(&j).expect("compute");
+        g.compute(&j.cfg.companions, &j).expect("compute");
     }
     eprintln!(
         "companion_timing_1080p: compute() incl. uploads, readback, host sums: {:.3} ms/frame",
@@ -565,21 +559,14 @@ fn cambi_equals_cpu() {
             for (cname, d) in planes {
                 for (oname, p) in options {
                     seed += 1;
-                    let mut j = gpu_content::job(
-                        seed,
-                        d.clone(),
-                        d.clone(),
-                        None,
-                        VifParams::default(),
-                        AdmParams::default(),
-                    );
-                    j.companions = Companions {
+                    let j = gpu_content::job(seed, d.clone(), d.clone(), None);
+                    let c = Companions {
                         cambi: Some(p),
                         ..Default::default()
                     };
-                    let want = compute_companions_cpu(&j).map(|s| s.cambi.map(f64::to_bits));
+                    let want = compute_companions_cpu(&c, &j).map(|s| s.cambi.map(f64::to_bits));
                     let before = stats::HOST_SUMMED.load(std::sync::atomic::Ordering::Relaxed);
-                    let got = g.compute(&j).map(|s| s.cambi.map(f64::to_bits));
+                    let got = g.compute(&c, &j).map(|s| s.cambi.map(f64::to_bits));
                     fallback += usize::from(
                         stats::HOST_SUMMED.load(std::sync::atomic::Ordering::Relaxed) > before,
                     );
@@ -651,7 +638,7 @@ fn speed_chroma_equals_cpu() {
                    p: SpeedChromaParams| {
         seed += 1;
         let mut j = job(c, (w, h, bpc), layout, seed);
-        j.companions = Companions {
+        j.cfg.companions = Companions {
             speed_chroma: Some(p),
             ..Default::default()
         };
@@ -759,24 +746,24 @@ fn v1_kernel_timing() {
         ),
     ] {
         let mut j = job(Content::Natural, (w, h, 10), Some((1, 1)), 11);
-        j.companions = Companions {
+        j.cfg.companions = Companions {
             cambi: Some(cambi),
             speed_chroma: Some(speed(ks)),
             ..Default::default()
         };
-        let t = g.time_launches(&j, 20).expect("timing");
+        let t = g.time_launches(&j.cfg.companions, &j, 20).expect("timing");
         let mut total = 0.0;
         for (m, k, ms) in &t {
             total += ms;
             eprintln!("v1_kernel_timing {name}: {m} {k}: {:.1} us", ms * 1000.0);
         }
         eprintln!("v1_kernel_timing {name}: launches one by one: {total:.4} ms");
-        for (m, ms) in g.time_metrics(&j, 20).expect("timing") {
+        for (m, ms) in g.time_metrics(&j.cfg.companions, &j, 20).expect("timing") {
             eprintln!("v1_kernel_timing {name}: metric {m}: {ms:.4} ms/frame");
         }
         let t0 = std::time::Instant::now();
         for _ in 0..20 {
-            g.compute(&j).expect("compute");
+            g.compute(&j.cfg.companions, &j).expect("compute");
         }
         eprintln!(
             "v1_kernel_timing {name}: compute() incl. uploads, readback, host tail: {:.3} ms/frame",
@@ -787,19 +774,12 @@ fn v1_kernel_timing() {
     // the v1 options and libvmaf's defaults (window 65), 4K 10-bit.
     for (oname, p) in [("v1", cambi), ("default", CambiParams::default())] {
         let d = gpu_content::banded(3840, 2160, 10, 5);
-        let mut j = gpu_content::job(
-            5,
-            d.clone(),
-            d,
-            None,
-            VifParams::default(),
-            AdmParams::default(),
-        );
-        j.companions = Companions {
+        let c = Companions {
             cambi: Some(p),
             ..Default::default()
         };
-        let t = g.time_launches(&j, 5).expect("timing");
+        let j = gpu_content::job(5, d.clone(), d, None);
+        let t = g.time_launches(&c, &j, 5).expect("timing");
         let mut total = 0.0;
         for (_, k, ms) in &t {
             total += ms;

@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use gpu_content::Content;
 use gstvmafgpu::backend::gpu::kernels::{FinalizeEntry, struct_bytes};
 use gstvmafgpu::backend::gpu::plan::{self, Arg, Buf, VmafPlan};
-use gstvmafgpu::backend::{FrameAccum, FrameJob, compute_job_cpu};
+use gstvmafgpu::backend::{ClipConfig, FrameAccum, FrameJob, compute_job_cpu};
 use gstvmafgpu::features::adm::{AdmConstants, AdmParams};
 use gstvmafgpu::features::vif::VifParams;
 
@@ -97,13 +97,20 @@ fn msb_bytes(p: &gstvmafgpu::picture::OwnedPlane) -> Vec<u8> {
         .collect()
 }
 
-/// Run one job's plan in the emulator (with `range_only`, only its range check). With `msb`
-/// (9- to 15-bit jobs), its planes are stored MSB-aligned ([`msb_bytes`]) and the plan's shift
-/// launches run first, as the backend runs them after uploading such planes.
-fn run_plan(exe: &Path, job: &FrameJob, range_only: bool, msb: bool) -> (FrameAccum, u64) {
+/// Run one job's plan, built with `cfg`'s parameters, in the emulator (with `range_only`, only
+/// its range check). With `msb` (9- to 15-bit jobs), its planes are stored MSB-aligned
+/// ([`msb_bytes`]) and the plan's shift launches run first, as the backend runs them after
+/// uploading such planes.
+fn run_plan(
+    exe: &Path,
+    cfg: &ClipConfig,
+    job: &FrameJob,
+    range_only: bool,
+    msb: bool,
+) -> (FrameAccum, u64) {
     let r = &job.reference;
-    let consts = AdmConstants::new(&job.adm);
-    let p = VmafPlan::new(r.width, r.height, r.bpc, job.vif.enhn_gain_limit, &consts);
+    let consts = AdmConstants::new(&cfg.adm);
+    let p = VmafPlan::new(r.width, r.height, r.bpc, cfg.vif.enhn_gain_limit, &consts);
     let bytes_of = |x: &gstvmafgpu::picture::OwnedPlane| {
         if msb { msb_bytes(x) } else { plane_bytes(x) }
     };
@@ -232,9 +239,10 @@ fn compare_stored(cases: &[(Content, usize, usize, u8, VifParams, AdmParams)], m
     let mut n = 0;
     for (i, &(c, w, h, bpc, vif, adm)) in cases.iter().enumerate() {
         let (r, d, prev) = gpu_content::frames(c, w, h, bpc, 7 + i as u64);
-        let job = gpu_content::job(i as u64, r, d, Some(prev), vif, adm);
-        let want = compute_job_cpu(&job).expect("CPU reference");
-        let (got, range) = run_plan(exe, &job, false, msb);
+        let cfg = gpu_content::config(vif, adm);
+        let job = gpu_content::job(i as u64, r, d, Some(prev));
+        let want = compute_job_cpu(&cfg, &job).expect("CPU reference");
+        let (got, range) = run_plan(exe, &cfg, &job, false, msb);
         n += 1;
         if range != 0 {
             bad.push(format!(
@@ -336,12 +344,13 @@ fn emulated_kernels_equal_cpu_blend_csf() {
     }
     {
         let (r, d, prev) = gpu_content::frames(Content::Natural, 96, 80, 10, 3);
-        let job = |a| gpu_content::job(0, r.clone(), d.clone(), Some(prev.clone()), v, a);
-        let with_blend = compute_job_cpu(&job(blend(1080, 3.0))).expect("CPU");
-        let with_watson = compute_job_cpu(&job(AdmParams {
+        let job = gpu_content::job(0, r, d, Some(prev));
+        let cpu = |a| compute_job_cpu(&gpu_content::config(v, a), &job);
+        let with_blend = cpu(blend(1080, 3.0)).expect("CPU");
+        let with_watson = cpu(AdmParams {
             csf_mode: 0,
             ..blend(1080, 3.0)
-        }))
+        })
         .expect("CPU");
         assert_ne!(with_blend, with_watson);
     }
@@ -402,18 +411,10 @@ fn emulated_range_check_finds_every_out_of_range_sample() {
                 height: h,
                 bpc,
             };
-            let job = |r: Vec<u16>, d: Vec<u16>| {
-                gpu_content::job(
-                    0,
-                    plane(r),
-                    plane(d),
-                    None,
-                    VifParams::default(),
-                    AdmParams::default(),
-                )
-            };
+            let job = |r: Vec<u16>, d: Vec<u16>| gpu_content::job(0, plane(r), plane(d), None);
+            let cfg = ClipConfig::default();
             let full = vec![max; n];
-            let (_, word) = run_plan(exe, &job(full.clone(), full.clone()), true, false);
+            let (_, word) = run_plan(exe, &cfg, &job(full.clone(), full.clone()), true, false);
             runs += 1;
             if word != 0 {
                 bad.push(format!("{w}x{h} {bpc}-bit: planes at {max} flagged"));
@@ -423,7 +424,7 @@ fn emulated_range_check_finds_every_out_of_range_sample() {
                     let mut planes = [full.clone(), full.clone()];
                     planes[which][at] = over;
                     let [r, d] = planes;
-                    let (_, word) = run_plan(exe, &job(r, d), true, false);
+                    let (_, word) = run_plan(exe, &cfg, &job(r, d), true, false);
                     runs += 1;
                     if word == 0 {
                         bad.push(format!(

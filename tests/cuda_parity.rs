@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use gpu_content::Content;
 use gstvmafgpu::backend::cuda::{self, CudaBackend};
-use gstvmafgpu::backend::{Backend, FrameAccum, FrameJob, compute_job_cpu};
+use gstvmafgpu::backend::{Backend, ClipConfig, FrameAccum, FrameJob, compute_job_cpu};
 use gstvmafgpu::engine::{BackendKind, Scorer, ScorerConfig};
 use gstvmafgpu::features::adm::AdmParams;
 use gstvmafgpu::features::vif::VifParams;
@@ -51,9 +51,10 @@ fn backend_or_skip(test: &str) -> Option<CudaBackend> {
     }
 }
 
-/// Run `jobs` through the GPU with the backend's pipelining (up to max_in_flight submitted
-/// before the first receive), returning the results in order.
-fn run_gpu(b: &mut CudaBackend, jobs: &[FrameJob]) -> Vec<(u64, FrameAccum)> {
+/// Run `jobs` through the GPU configured with `cfg`, with the backend's pipelining (up to
+/// max_in_flight submitted before the first receive), returning the results in order.
+fn run_gpu(b: &mut CudaBackend, cfg: &ClipConfig, jobs: &[FrameJob]) -> Vec<(u64, FrameAccum)> {
+    b.configure(cfg).expect("configure");
     let mut out = Vec::new();
     let mut in_flight = 0;
     for j in jobs {
@@ -71,8 +72,8 @@ fn run_gpu(b: &mut CudaBackend, jobs: &[FrameJob]) -> Vec<(u64, FrameAccum)> {
     out
 }
 
-/// CPU references, computed on all cores.
-fn run_cpu(jobs: &[FrameJob]) -> Vec<FrameAccum> {
+/// CPU references with `cfg`, computed on all cores.
+fn run_cpu(cfg: &ClipConfig, jobs: &[FrameJob]) -> Vec<FrameAccum> {
     let n = std::thread::available_parallelism().map_or(2, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut out: Vec<Option<FrameAccum>> = vec![None; jobs.len()];
@@ -87,7 +88,7 @@ fn run_cpu(jobs: &[FrameJob]) -> Vec<FrameAccum> {
                         break;
                     }
                     *slots[i].lock().unwrap() =
-                        Some(compute_job_cpu(&jobs[i]).expect("CPU reference"));
+                        Some(compute_job_cpu(cfg, &jobs[i]).expect("CPU reference"));
                 }
             });
         }
@@ -100,15 +101,7 @@ fn run_cpu(jobs: &[FrameJob]) -> Vec<FrameAccum> {
 
 /// A sequence of jobs of one geometry: the first with an independent previous reference
 /// (uploaded), the others with the previous job's reference (read where it is on the GPU).
-fn sequence(
-    first_index: u64,
-    w: usize,
-    h: usize,
-    bpc: u8,
-    contents: &[Content],
-    vif: VifParams,
-    adm: AdmParams,
-) -> Vec<FrameJob> {
+fn sequence(first_index: u64, w: usize, h: usize, bpc: u8, contents: &[Content]) -> Vec<FrameJob> {
     let mut jobs: Vec<FrameJob> = Vec::new();
     for (k, &c) in contents.iter().enumerate() {
         let seed = first_index + k as u64 * 31 + (w * 7 + h * 13 + bpc as usize) as u64;
@@ -122,11 +115,7 @@ fn sequence(
             reference: Arc::new(r),
             distorted: Arc::new(d),
             prev_ref: prev,
-            vif,
-            adm,
             features: true,
-            needs: Default::default(),
-            companions: Default::default(),
             chroma: None,
         });
     }
@@ -272,10 +261,11 @@ fn cuda_equals_cpu_on_synthetic_content() {
     };
     let mut index = 0u64;
     for (w, h, bpc, contents, vp, ap) in groups {
-        let jobs = sequence(index, w, h, bpc, &contents, vp, ap);
+        let cfg = gpu_content::config(vp, ap);
+        let jobs = sequence(index, w, h, bpc, &contents);
         index += jobs.len() as u64;
-        let gpu = run_gpu(&mut b, &jobs);
-        let cpu = run_cpu(&jobs);
+        let gpu = run_gpu(&mut b, &cfg, &jobs);
+        let cpu = run_cpu(&cfg, &jobs);
         rep.compare(&format!("{w}x{h}@{bpc}"), &jobs, &gpu, &cpu);
     }
     rep.finish("cuda_equals_cpu_on_synthetic_content");
@@ -342,17 +332,14 @@ fn cuda_equals_cpu_on_golden_clips() {
                 reference: Arc::new(r),
                 distorted: Arc::new(d),
                 prev_ref: prev,
-                vif: VifParams::default(),
-                adm: AdmParams::default(),
                 features: true,
-                needs: Default::default(),
-                companions: Default::default(),
                 chroma: None,
             });
             index += 1;
         }
-        let gpu = run_gpu(&mut b, &jobs);
-        let cpu = run_cpu(&jobs);
+        let cfg = gpu_content::config(VifParams::default(), AdmParams::default());
+        let gpu = run_gpu(&mut b, &cfg, &jobs);
+        let cpu = run_cpu(&cfg, &jobs);
         rep.compare(name, &jobs, &gpu, &cpu);
     }
     if rep.checked == 0 {
@@ -367,20 +354,19 @@ fn cuda_reset_geometry_changes_and_skipped_features() {
     let Some(mut b) = backend_or_skip("cuda_reset_geometry_changes_and_skipped_features") else {
         return;
     };
-    let v = VifParams::default();
-    let a = AdmParams::default();
+    let cfg = gpu_content::config(VifParams::default(), AdmParams::default());
     let mut rep = Report {
         bad: Vec::new(),
         checked: 0,
     };
     // Geometry changes between consecutive jobs, then a reset in the middle of a sequence.
-    let mut jobs = sequence(0, 96, 64, 8, &[Content::Natural; 3], v, a);
-    jobs.extend(sequence(3, 97, 65, 10, &[Content::Random; 2], v, a));
-    jobs.extend(sequence(5, 96, 64, 8, &[Content::Natural; 2], v, a));
-    let gpu = run_gpu(&mut b, &jobs);
-    rep.compare("geometry changes", &jobs, &gpu, &run_cpu(&jobs));
+    let mut jobs = sequence(0, 96, 64, 8, &[Content::Natural; 3]);
+    jobs.extend(sequence(3, 97, 65, 10, &[Content::Random; 2]));
+    jobs.extend(sequence(5, 96, 64, 8, &[Content::Natural; 2]));
+    let gpu = run_gpu(&mut b, &cfg, &jobs);
+    rep.compare("geometry changes", &jobs, &gpu, &run_cpu(&cfg, &jobs));
 
-    let pending = sequence(100, 80, 48, 12, &[Content::Natural; 3], v, a);
+    let pending = sequence(100, 80, 48, 12, &[Content::Natural; 3]);
     for j in &pending {
         b.submit(j.clone()).unwrap();
     }
@@ -389,12 +375,12 @@ fn cuda_reset_geometry_changes_and_skipped_features() {
         b.receive(false).unwrap().is_none(),
         "results survived a reset"
     );
-    let mut after = sequence(0, 80, 48, 12, &[Content::Checker; 3], v, a);
+    let mut after = sequence(0, 80, 48, 12, &[Content::Checker; 3]);
     after[0].prev_ref = None;
     // Frames whose features are skipped (subsampling) still give motion.
     after[1].features = false;
-    let gpu = run_gpu(&mut b, &after);
-    rep.compare("after reset", &after, &gpu, &run_cpu(&after));
+    let gpu = run_gpu(&mut b, &cfg, &after);
+    rep.compare("after reset", &after, &gpu, &run_cpu(&cfg, &after));
     rep.finish("cuda_reset_geometry_changes_and_skipped_features");
 }
 

@@ -25,11 +25,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use gpu_content::Content;
+use gpu_content::{Content, Job};
 use gstvmafgpu::backend::gpu::companion_plan::ciede_bound;
 use gstvmafgpu::backend::hip::{self, HipBackend, ffi::Runtime};
 use gstvmafgpu::backend::{
-    Backend, ChromaPair, Companions, FrameAccum, FrameJob, HostFrame, HostPlane, compute_job_cpu,
+    Backend, ChromaPair, ClipConfig, Companions, FrameAccum, FrameJob, HostFrame, HostPlane,
+    compute_job_cpu,
 };
 use gstvmafgpu::engine::{BackendKind, Scorer, ScorerConfig};
 use gstvmafgpu::features::adm::AdmParams;
@@ -308,48 +309,58 @@ const DEFAULT_ARCH: &str = "gfx90a:sramecc+:xnack-";
 // The scenario, on any HipBackend
 // ---------------------------------------------------------------------------------------------
 
-/// Jobs of one geometry: the first with an independent previous reference (uploaded), the
-/// others with the previous job's reference (read where it already is on the GPU).
+/// Jobs of one geometry, configured with `vif` and `adm`: the first with an independent
+/// previous reference (uploaded), the others with the previous job's reference (read where it
+/// already is on the GPU).
 fn sequence(
     first: u64,
     (w, h, bpc): (usize, usize, u8),
     contents: &[Content],
     vif: VifParams,
     adm: AdmParams,
-) -> Vec<FrameJob> {
-    let mut jobs: Vec<FrameJob> = Vec::new();
+) -> Vec<Job> {
+    let mut jobs: Vec<Job> = Vec::new();
     for (k, &c) in contents.iter().enumerate() {
         let (r, d, p) = gpu_content::frames(c, w, h, bpc, 1 + first * 17 + k as u64);
         let prev = match jobs.last() {
             Some(j) => Some(j.reference.clone()),
             None => Some(Arc::new(p)),
         };
-        jobs.push(FrameJob {
-            index: first + k as u64,
-            reference: Arc::new(r),
-            distorted: Arc::new(d),
-            prev_ref: prev,
-            vif,
-            adm,
-            features: true,
-            needs: Default::default(),
-            companions: Default::default(),
-            chroma: None,
+        jobs.push(Job {
+            cfg: gpu_content::config(vif, adm),
+            job: FrameJob {
+                index: first + k as u64,
+                reference: Arc::new(r),
+                distorted: Arc::new(d),
+                prev_ref: prev,
+                features: true,
+                chroma: None,
+            },
         });
     }
     jobs
 }
 
-/// Submit with the backend's pipelining (max_in_flight before the first receive).
-fn run(b: &mut HipBackend, jobs: &[FrameJob]) -> Vec<(u64, FrameAccum)> {
+/// Configure `b` with `j`'s configuration before `j` is submitted, where it is not the one of
+/// the job submitted before it (`prev`; always before the first): frames in flight keep theirs.
+fn configure_for(b: &mut HipBackend, prev: Option<&Job>, j: &Job) {
+    if prev.is_none_or(|p| p.cfg != j.cfg) {
+        b.configure(&j.cfg).expect("configure");
+    }
+}
+
+/// Submit with the backend's pipelining (max_in_flight before the first receive), each job
+/// with its configuration.
+fn run(b: &mut HipBackend, jobs: &[Job]) -> Vec<(u64, FrameAccum)> {
     let mut out = Vec::new();
     let mut in_flight = 0;
-    for j in jobs {
+    for (k, j) in jobs.iter().enumerate() {
         if in_flight == b.max_in_flight() {
             out.push(b.receive(true).expect("receive").expect("a result"));
             in_flight -= 1;
         }
-        b.submit(j.clone()).expect("submit");
+        configure_for(b, k.checked_sub(1).map(|p| &jobs[p]), j);
+        b.submit(j.job.clone()).expect("submit");
         in_flight += 1;
     }
     while let Some(r) = b.receive(true).expect("receive") {
@@ -358,7 +369,7 @@ fn run(b: &mut HipBackend, jobs: &[FrameJob]) -> Vec<(u64, FrameAccum)> {
     out
 }
 
-fn compare(what: &str, jobs: &[FrameJob], got: &[(u64, FrameAccum)], bad: &mut Vec<String>) {
+fn compare(what: &str, jobs: &[Job], got: &[(u64, FrameAccum)], bad: &mut Vec<String>) {
     if got.len() != jobs.len() {
         bad.push(format!(
             "{what}: {} results for {} jobs",
@@ -367,7 +378,7 @@ fn compare(what: &str, jobs: &[FrameJob], got: &[(u64, FrameAccum)], bad: &mut V
         ));
     }
     for (j, (gi, g)) in jobs.iter().zip(got) {
-        let want = compute_job_cpu(j).expect("CPU reference");
+        let want = compute_job_cpu(&j.cfg, j).expect("CPU reference");
         let r = &j.reference;
         if *gi != j.index {
             bad.push(format!(
@@ -467,8 +478,9 @@ fn scenario(b: &mut HipBackend) -> usize {
 
     // Reset with frames in flight: their results are dropped, the next frames are right.
     let pending = sequence(20, (40, 36, 8), &[Content::Random, Content::Natural], v, a);
+    b.configure(&pending[0].cfg).expect("configure");
     for j in &pending {
-        b.submit(j.clone()).expect("submit");
+        b.submit(j.job.clone()).expect("submit");
     }
     b.reset();
     assert!(
@@ -532,8 +544,8 @@ fn geometry_of(p: &OwnedPlane) -> Arc<OwnedPlane> {
 /// `jobs` as host jobs: every plane in the caller's memory (padded rows, stored `shift` bits
 /// up), each frame's previous reference the previous frame's host plane (motion reads it in
 /// the previous slot), the job's planes geometry only.
-fn host_jobs(jobs: &[FrameJob], pad: usize, shift: u8) -> Vec<(FrameJob, HostFrame)> {
-    let mut out: Vec<(FrameJob, HostFrame)> = Vec::new();
+fn host_jobs(jobs: &[Job], pad: usize, shift: u8) -> Vec<(Job, HostFrame)> {
+    let mut out: Vec<(Job, HostFrame)> = Vec::new();
     for (k, j) in jobs.iter().enumerate() {
         let reference = host_plane(&j.reference, pad, shift);
         let prev_ref = match &j.prev_ref {
@@ -559,15 +571,17 @@ fn host_jobs(jobs: &[FrameJob], pad: usize, shift: u8) -> Vec<(FrameJob, HostFra
 }
 
 /// [`run`] for host jobs.
-fn run_host(b: &mut HipBackend, jobs: &[(FrameJob, HostFrame)]) -> Vec<(u64, FrameAccum)> {
+fn run_host(b: &mut HipBackend, jobs: &[(Job, HostFrame)]) -> Vec<(u64, FrameAccum)> {
     let mut out = Vec::new();
     let mut in_flight = 0;
-    for (j, hf) in jobs {
+    for (k, (j, hf)) in jobs.iter().enumerate() {
         if in_flight == b.max_in_flight() {
             out.push(b.receive(true).expect("receive").expect("a result"));
             in_flight -= 1;
         }
-        b.submit_host(j.clone(), hf.clone()).expect("submit_host");
+        configure_for(b, k.checked_sub(1).map(|p| &jobs[p].0), j);
+        b.submit_host(j.job.clone(), hf.clone())
+            .expect("submit_host");
         in_flight += 1;
     }
     while let Some(r) = b.receive(true).expect("receive") {
@@ -606,9 +620,9 @@ fn host_scenario(b: &mut HipBackend) -> usize {
         (40, (97, 65, 16), 4, 0),
     ] {
         let mut jobs = sequence(first, geom, &contents, v, a);
-        jobs[2].companions = luma_companions;
+        jobs[2].cfg.companions = luma_companions;
         jobs[3].features = false;
-        jobs[4].companions = luma_companions;
+        jobs[4].cfg.companions = luma_companions;
         let host = host_jobs(&jobs, pad, shift);
         let got = run_host(b, &host);
         compare(
@@ -627,8 +641,10 @@ fn host_scenario(b: &mut HipBackend) -> usize {
     let mut worst = jobs[1].distorted.as_ref().clone();
     worst.data[7 * 40 + 5] = 1024;
     host[1].1.distorted = host_plane(&worst, 2, 0);
+    b.configure(&host[0].0.cfg).expect("configure");
     for (j, hf) in &host {
-        b.submit_host(j.clone(), hf.clone()).expect("submit_host");
+        b.submit_host(j.job.clone(), hf.clone())
+            .expect("submit_host");
     }
     let first = b.receive(true).expect("frame 50").expect("a result");
     compare("before the bad frame", &jobs[..1], &[first], &mut bad);
@@ -794,7 +810,7 @@ fn v1_speed() -> SpeedChromaParams {
 
 /// `jobs` asking for `companions`, with chroma planes of `content` at libvmaf's size
 /// (`w >> sx`, `h >> sy`).
-fn with_companions(jobs: &mut [FrameJob], companions: Companions, (sx, sy): (u32, u32)) {
+fn with_companions(jobs: &mut [Job], companions: Companions, (sx, sy): (u32, u32)) {
     for (k, j) in jobs.iter_mut().enumerate() {
         let (w, h, bpc) = (j.reference.width, j.reference.height, j.reference.bpc);
         let (cw, ch) = (w >> sx, h >> sy);
@@ -806,7 +822,7 @@ fn with_companions(jobs: &mut [FrameJob], companions: Companions, (sx, sy): (u32
             reference: [rb, rr],
             distorted: [db, dr],
         }));
-        j.companions = companions;
+        j.cfg.companions = companions;
     }
 }
 
@@ -815,7 +831,7 @@ fn with_companions(jobs: &mut [FrameJob], companions: Companions, (sx, sy): (u32
 /// except CIEDE2000, within [`ciede_bound`]: its GPU kernels add the per-pixel differences in
 /// per-block tree sums, another order than the CPU's sequential sum
 /// (src/backend/gpu/companion_plan.rs; tests/companion_emulated.rs checks the same bound).
-fn compare_scores(what: &str, jobs: &[FrameJob], got: &[(u64, FrameAccum)], bad: &mut Vec<String>) {
+fn compare_scores(what: &str, jobs: &[Job], got: &[(u64, FrameAccum)], bad: &mut Vec<String>) {
     if got.len() != jobs.len() {
         bad.push(format!(
             "{what}: {} results for {} jobs",
@@ -824,7 +840,7 @@ fn compare_scores(what: &str, jobs: &[FrameJob], got: &[(u64, FrameAccum)], bad:
         ));
     }
     for (j, (gi, g)) in jobs.iter().zip(got) {
-        let want = compute_job_cpu(j).expect("CPU reference");
+        let want = compute_job_cpu(&j.cfg, j).expect("CPU reference");
         let (w, h) = (j.reference.width, j.reference.height);
         let ciede_ok = match (want.companions.ciede, g.companions.ciede) {
             (Some(x), Some(y)) => (x - y).abs() <= ciede_bound(w, h) || x == y,
@@ -861,7 +877,11 @@ fn companion_scenario(b: &mut HipBackend) -> usize {
     ] {
         assert!(b.computes_on_device(c), "{c:?} not on the device");
     }
-    b.prepare(ALL_FIVE).expect("prepare the companion executor");
+    b.configure(&ClipConfig {
+        companions: ALL_FIVE,
+        ..ClipConfig::default()
+    })
+    .expect("configure: open the companion executor");
     let mut bad = Vec::new();
     let mut n = 0;
     let contents = [Content::Natural, Content::Random, Content::Checker];
@@ -884,7 +904,7 @@ fn companion_scenario(b: &mut HipBackend) -> usize {
     for (first, geom) in [(20, (256, 144, 8)), (30, (256, 144, 10))] {
         let mut jobs = sequence(first, geom, &contents[..2], v, a);
         for j in &mut jobs {
-            j.companions = Companions {
+            j.cfg.companions = Companions {
                 cambi: Some(CambiParams::default()),
                 ..Default::default()
             };

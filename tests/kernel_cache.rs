@@ -398,8 +398,10 @@ mod hip_hook {
 
         let mut b = HipBackend::with_library(&lib, 0).expect("open the fake device");
         let (r, d, p) = gpu_content::frames(gpu_content::Content::Natural, 64, 48, 8, 7);
-        let job = gpu_content::job(0, r, d, Some(p), VifParams::default(), AdmParams::default());
-        let want = compute_job_cpu(&job).unwrap();
+        let cfg = gpu_content::config(VifParams::default(), AdmParams::default());
+        let job = gpu_content::job(0, r, d, Some(p));
+        let want = compute_job_cpu(&cfg, &job).unwrap();
+        b.configure(&cfg).unwrap();
         b.submit(job).unwrap();
         let (i, got) = b.receive(true).unwrap().expect("a result");
         assert_eq!((i, got), (0, want), "HIP (emulated) != CPU");

@@ -1,7 +1,8 @@
 //! The CPU backend: a pool of worker threads, one frame per job, results reordered by submission.
 //!
 //! Each worker takes the next job from a shared channel, computes it with
-//! [`super::compute_job_cpu`] (the fixed-point reference code) and sends the result back. The
+//! [`super::compute_job_cpu`] (the fixed-point reference code) and the clip's configuration
+//! ([`Backend::configure`], sent along with each job) and sends the result back. The
 //! results arrive in any order; [`CpuBackend::receive`] hands them out in submission order. The
 //! numbers cannot depend on the number of threads: every frame is computed by one thread with the
 //! same integer code.
@@ -13,16 +14,19 @@ use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::{Backend, FrameAccum, FrameJob, compute_job_cpu};
+use super::{Backend, ClipConfig, FrameAccum, FrameJob, compute_job_cpu};
 use crate::error::{Error, Result};
 
-/// A job tagged with the generation it belongs to (bumped by `reset`).
-type Tagged = (u64, FrameJob);
+/// A job tagged with the generation it belongs to (bumped by `reset`), with the configuration
+/// it is computed with.
+type Tagged = (u64, Arc<ClipConfig>, FrameJob);
 /// A result: generation, frame index, accumulators or the error of a worker that panicked.
 type Done = (u64, u64, std::result::Result<FrameAccum, String>);
 
 pub struct CpuBackend {
     threads: usize,
+    /// What the jobs submitted from now on are computed with ([`Backend::configure`]).
+    config: Arc<ClipConfig>,
     jobs: Option<Sender<Tagged>>,
     results: Receiver<Done>,
     workers: Vec<JoinHandle<()>>,
@@ -61,6 +65,7 @@ impl CpuBackend {
         }
         Ok(CpuBackend {
             threads,
+            config: Arc::new(ClipConfig::default()),
             jobs: Some(job_tx),
             results: res_rx,
             workers,
@@ -106,14 +111,14 @@ fn worker(jobs: Arc<Mutex<Receiver<Tagged>>>, results: Sender<Done>, live: Arc<A
             Ok(rx) => rx.recv(),
             Err(_) => return,
         };
-        let Ok((generation, job)) = next else {
+        let Ok((generation, cfg, job)) = next else {
             return; // the backend was dropped
         };
         if generation != live.load(Ordering::Acquire) {
             continue; // reset or shut down since it was queued: nobody wants the result
         }
         let index = job.index;
-        let res = catch_unwind(AssertUnwindSafe(|| compute_job_cpu(&job)))
+        let res = catch_unwind(AssertUnwindSafe(|| compute_job_cpu(&cfg, &job)))
             .map_err(|p| {
                 p.downcast_ref::<&str>()
                     .map(|s| s.to_string())
@@ -139,9 +144,14 @@ impl Backend for CpuBackend {
             .jobs
             .as_ref()
             .ok_or_else(|| Error::Backend("CPU backend is shut down".into()))?;
-        tx.send((self.generation, job))
+        tx.send((self.generation, Arc::clone(&self.config), job))
             .map_err(|_| Error::Backend("CPU worker threads have exited".into()))?;
         self.in_flight.push_back(index);
+        Ok(())
+    }
+
+    fn configure(&mut self, cfg: &ClipConfig) -> Result<()> {
+        self.config = Arc::new(*cfg);
         Ok(())
     }
 

@@ -66,8 +66,9 @@ impl GpuBackend<CudaDevice> {
         GpuBackend::start("vmafgpu-cuda", move || CudaDevice::open(device_id))
     }
 
-    /// GPU time of `job`'s kernels (see [`KernelTimes`]). Uploads, readbacks and host work are
-    /// not included. Needs nothing in flight. For benchmarks.
+    /// GPU time of `job`'s kernels (see [`KernelTimes`]), with the configuration given last
+    /// ([`Backend::configure`]). Uploads, readbacks and host work are not included. Needs
+    /// nothing in flight. For benchmarks.
     pub fn time_kernels(&mut self, job: FrameJob, reps: usize) -> Result<KernelTimes> {
         if self.in_flight() != 0 {
             return Err(Error::State("time_kernels with frames in flight".into()));

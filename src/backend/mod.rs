@@ -5,6 +5,10 @@
 //! engine turns those into scores with the shared floating-point code in [`crate::features`], so
 //! every backend gives the same numbers as long as it gives the same integers.
 //!
+//! What is fixed for a clip (the model's VIF and ADM parameters, which of them it reads, the
+//! companion metrics: a [`ClipConfig`]) reaches the backend once, through
+//! [`Backend::configure`], not with every job.
+//!
 //! The companion metrics are the exception: [`FrameAccum::companions`] carries their final
 //! scores ([`CompanionScores`]), which the backend computes from its intermediate values (SSE,
 //! per-pixel terms) with the same code in [`crate::features`] that the CPU path calls.
@@ -41,10 +45,11 @@ use crate::features::ssim::SsimScore;
 use crate::features::vif::{VifAccum, VifParams};
 use crate::picture::{OwnedPlane, Plane};
 
-/// The companion metrics a job asks for besides VMAF's features (libvmaf's `psnr`, `float_ssim`,
-/// `float_ms_ssim`, `ciede`, `psnr_hvs` extractors with their default options), and the VMAF v1
-/// features a backend computes on its device ([`Backend::computes_on_device`]; the engine asks
-/// for them only where the backend says so, else they run on host threads).
+/// The companion metrics a clip asks for besides VMAF's features ([`ClipConfig::companions`]:
+/// libvmaf's `psnr`, `float_ssim`, `float_ms_ssim`, `ciede`, `psnr_hvs` extractors with their
+/// default options), and the VMAF v1 features a backend computes on its device
+/// ([`Backend::computes_on_device`]; the engine asks for them only where the backend says so,
+/// else they run on host threads).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Companions {
     pub psnr: bool,
@@ -71,7 +76,7 @@ impl Companions {
             || self.speed_chroma.is_some()
     }
 
-    /// Whether both ask for one v1 feature (each has one set of options per job).
+    /// Whether both ask for one v1 feature (each has one set of options per clip).
     pub fn shares_v1_feature(&self, other: &Companions) -> bool {
         (self.cambi.is_some() && other.cambi.is_some())
             || (self.speed_chroma.is_some() && other.speed_chroma.is_some())
@@ -91,7 +96,7 @@ impl Companions {
         }
     }
 
-    /// Whether the job needs the chroma planes (PSNR of Cb/Cr, CIEDE2000, PSNR-HVS, SpEED
+    /// Whether these metrics read the chroma planes (PSNR of Cb/Cr, CIEDE2000, PSNR-HVS, SpEED
     /// chroma).
     pub fn needs_chroma(&self) -> bool {
         self.psnr || self.ciede || self.psnr_hvs || self.speed_chroma.is_some()
@@ -136,24 +141,34 @@ pub struct FrameJob {
     /// The previous frame's reference luma (same geometry), `None` for the first frame after the
     /// start or a reset: then `motion_sad` is `None`.
     pub prev_ref: Option<Arc<OwnedPlane>>,
-    pub vif: VifParams,
-    pub adm: AdmParams,
-    /// Whether VIF and ADM are needed. `false` for the frames that subsampling skips
-    /// (libvmaf `--subsample N` still computes motion on every frame); a backend may then leave
-    /// `FrameAccum::vif` and `FrameAccum::adm` at their defaults (computing them is harmless).
-    /// Companion metrics follow the same flag.
+    /// Whether VIF, ADM and the companion metrics are computed (with the backend's
+    /// [`ClipConfig`]). `false` for the frames that subsampling skips (libvmaf `--subsample N`
+    /// still computes motion on every frame); a backend may then leave `FrameAccum::vif` and
+    /// `FrameAccum::adm` at their defaults (computing them is harmless), and computes no
+    /// companion metric.
     pub features: bool,
-    /// Which of VIF and ADM the model reads (when `features`): a backend may skip the others
-    /// and leave their accumulators at the default. The CPU backend does (VMAF v1 has no VIF);
-    /// the GPU backends compute both.
-    pub needs: Needs,
-    /// Companion metrics to compute (when `features`).
-    pub companions: Companions,
-    /// The chroma planes, when `companions.needs_chroma()` and the picture has chroma.
+    /// The chroma planes, when the configured companions read them
+    /// ([`Companions::needs_chroma`]) and the picture has chroma.
     pub chroma: Option<Arc<ChromaPair>>,
 }
 
-/// Which of VIF and ADM a job needs ([`FrameJob::needs`]); both by default.
+/// What every job of a clip asks for, fixed by the model and the settings: the VIF and ADM
+/// parameters, which of the two the model reads, and the companion metrics. Given to the
+/// backend once, through [`Backend::configure`], instead of with every frame ([`FrameJob`]
+/// carries only what changes from frame to frame).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ClipConfig {
+    pub vif: VifParams,
+    pub adm: AdmParams,
+    /// Which of VIF and ADM the model reads (on frames with [`FrameJob::features`]): a backend
+    /// may skip the others and leave their accumulators at the default. The CPU backend does
+    /// (VMAF v1 has no VIF); the GPU backends compute both.
+    pub needs: Needs,
+    /// Companion metrics to compute (on frames with [`FrameJob::features`]).
+    pub companions: Companions,
+}
+
+/// Which of VIF and ADM a clip needs ([`ClipConfig::needs`]); both by default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Needs {
     pub vif: bool,
@@ -245,7 +260,8 @@ pub trait Backend: Send {
     /// flight; returns `Ok(None)` when nothing is in flight (or, without `wait`, nothing is ready).
     fn receive(&mut self, wait: bool) -> Result<Option<(u64, FrameAccum)>>;
 
-    /// Drop every job in flight and every result not yet received.
+    /// Drop every job in flight and every result not yet received (the configuration given by
+    /// [`Backend::configure`] stays).
     fn reset(&mut self);
 
     /// How many jobs the engine keeps in flight before it waits for a result.
@@ -260,14 +276,14 @@ pub trait Backend: Send {
         false
     }
 
-    /// Get ready for jobs that ask for `companions`, so that the first such frame does not
-    /// wait (the CUDA backend compiles and loads its companion kernels here, about two seconds
+    /// Compute the jobs submitted from now on with `cfg` (in submission order: a call between
+    /// jobs applies to the jobs after it). The engine calls it once, when the scorer is made;
+    /// before any call a backend uses [`ClipConfig::default()`]. A backend gets ready here for
+    /// what `cfg` asks, so that the first frame does not wait (the GPU backends open their
+    /// companion metrics' executor here, compiling and loading its kernels, about two seconds
     /// once per process, instead of at the first frame). A failure here is the error the first
-    /// frame would get. The default does nothing.
-    fn prepare(&mut self, companions: Companions) -> Result<()> {
-        let _ = companions;
-        Ok(())
-    }
+    /// frame would get.
+    fn configure(&mut self, cfg: &ClipConfig) -> Result<()>;
 
     /// Whether a frame's whole work with `companions` on is done on a GPU, so that it takes
     /// about a millisecond once submitted (a live pipeline's streaming thread then waits for
@@ -276,7 +292,8 @@ pub trait Backend: Send {
     ///
     /// The engine also asks it of each VMAF v1 feature alone (a `Companions` with only that
     /// feature set, e.g. [`Companions::cambi`]): yes means the backend computes it into
-    /// [`CompanionScores`] when a job asks for it, and the engine runs no host thread for it.
+    /// [`CompanionScores`] when its configuration asks for it, and the engine runs no host
+    /// thread for it.
     /// A backend must say no for a feature it does not compute.
     fn computes_on_device(&self, companions: Companions) -> bool {
         let _ = companions;
@@ -320,7 +337,8 @@ pub trait Backend: Send {
 
     /// Queue a job whose luma planes are read where they are, host or device memory
     /// (`job`'s planes carry only the geometry, as for [`Backend::submit_host`]); no companion
-    /// metric (the engine sends such jobs only without them). The backend keeps the planes
+    /// metric (the engine sends such jobs only when its [`ClipConfig`] asks for none). The
+    /// backend keeps the planes
     /// (their owners) alive until it no longer reads them. The default refuses.
     fn submit_device(&mut self, job: FrameJob, frame: DeviceFrame) -> Result<()> {
         let _ = (job, frame);
@@ -334,22 +352,22 @@ pub trait Backend: Send {
 /// Compute one job on the calling thread: the CPU reference, also what GPU backends are checked
 /// against. Fails only where a companion metric refuses the planes (the engine checks them
 /// before it submits a job, so this does not happen through the engine).
-pub fn compute_job_cpu(job: &FrameJob) -> Result<FrameAccum> {
+pub fn compute_job_cpu(cfg: &ClipConfig, job: &FrameJob) -> Result<FrameAccum> {
     use crate::features::{adm, motion, vif};
     let (r, d) = (job.reference.view(), job.distorted.view());
-    let vif = if job.features && job.needs.vif {
-        vif::compute(r, d, &job.vif)
+    let vif = if job.features && cfg.needs.vif {
+        vif::compute(r, d, &cfg.vif)
     } else {
         VifAccum::default()
     };
-    let adm = if job.features && job.needs.adm {
-        adm::compute(r, d, &job.adm)
+    let adm = if job.features && cfg.needs.adm {
+        adm::compute(r, d, &cfg.adm)
     } else {
         AdmAccum::default()
     };
     let motion_sad = job.prev_ref.as_ref().map(|p| motion::sad(p.view(), r));
     let companions = if job.features {
-        compute_companions_cpu(job)?
+        compute_companions_cpu(&cfg.companions, job)?
     } else {
         CompanionScores::default()
     };
@@ -380,11 +398,11 @@ pub fn job_planes(job: &FrameJob, distorted: bool) -> Vec<Plane<'_>> {
     planes
 }
 
-/// The companion metrics of a job on the CPU (the reference implementation in
-/// [`crate::features`]).
-pub fn compute_companions_cpu(job: &FrameJob) -> Result<CompanionScores> {
+/// The companion metrics `companions` of a job on the CPU (the reference implementation in
+/// [`crate::features`]), whatever `job.features` says.
+pub fn compute_companions_cpu(companions: &Companions, job: &FrameJob) -> Result<CompanionScores> {
     use crate::features::{ciede, ms_ssim, psnr, psnr_hvs, ssim};
-    let c = job.companions;
+    let c = *companions;
     if !c.any() {
         return Ok(CompanionScores::default());
     }

@@ -13,6 +13,8 @@ use crate::picture::{Chroma, PlaneRef};
 /// The CPU backend reading "device" planes that are host memory.
 struct FakeDevice {
     inner: CpuBackend,
+    /// What the scorer configured.
+    cfg: backend::ClipConfig,
     /// Jobs through submit_device, and of those with a previous reference read where it is.
     seen: Arc<Mutex<(usize, usize)>>,
 }
@@ -47,6 +49,10 @@ impl Backend for FakeDevice {
     fn reset(&mut self) {
         self.inner.reset()
     }
+    fn configure(&mut self, cfg: &backend::ClipConfig) -> Result<()> {
+        self.cfg = *cfg;
+        self.inner.configure(cfg)
+    }
     fn accepts_host_planes(&self) -> bool {
         true
     }
@@ -54,7 +60,7 @@ impl Backend for FakeDevice {
         true
     }
     fn submit_device(&mut self, mut job: FrameJob, frame: DeviceFrame) -> Result<()> {
-        assert!(job.reference.data.is_empty() && !job.companions.any());
+        assert!(job.reference.data.is_empty() && !self.cfg.companions.any());
         {
             let mut s = self.seen.lock().unwrap();
             s.0 += 1;
@@ -144,6 +150,7 @@ fn device_frames_equal_pushed_pictures_and_mix_with_host_frames() {
             let seen = Arc::new(Mutex::new((0, 0)));
             let b = FakeDevice {
                 inner: CpuBackend::new(2).unwrap(),
+                cfg: Default::default(),
                 seen: Arc::clone(&seen),
             };
             let mut s = Scorer::with_backend(cfg.clone(), Box::new(b)).unwrap();

@@ -8,8 +8,8 @@
 //! frame order by the engine, which waits for a frame's host result only when it needs it.
 //!
 //! Where a backend computes a kind on its device instead ([`Backend::computes_on_device`] of the
-//! kind's [`device_companion`]), the engine asks the backend for it in the job's companions and
-//! takes its values from the frame's [`CompanionScores`] ([`device_values`]); [`Routes`] is that
+//! kind's [`device_companion`]), the engine asks the backend for it in the clip's companions
+//! ([`ClipConfig::companions`](crate::backend::ClipConfig::companions)) and takes its values from the frame's [`CompanionScores`] ([`device_values`]); [`Routes`] is that
 //! decision, made once per scorer, the one place that knows which kinds can go to a device.
 //!
 //! `speed_temporal` keeps no state of its own: the engine hands each frame the previous frame's
@@ -81,12 +81,13 @@ pub(crate) fn device_values(k: &HostKind, s: &CompanionScores) -> Option<Vec<f64
 pub(crate) struct Routes {
     /// Per kind (in the plan's order): computed by the backend.
     pub(crate) on_device: Vec<bool>,
-    /// What the jobs ask the backend for, for those kinds.
+    /// What the clip asks the backend for, for those kinds (added to the
+    /// [`ClipConfig`](crate::backend::ClipConfig)'s companions).
     pub(crate) companions: Companions,
 }
 
 impl Routes {
-    /// Ask `backend`, kind by kind. A job carries one set of options per v1 feature, so a
+    /// Ask `backend`, kind by kind. A clip asks for one set of options per v1 feature, so a
     /// second kind of the same feature (the model's CAMBI and the standalone one with other
     /// options) stays on host threads.
     pub(crate) fn of(kinds: &[HostKind], backend: &dyn Backend) -> Routes {

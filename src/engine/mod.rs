@@ -396,10 +396,17 @@ impl Scorer {
         } else {
             None
         };
-        let companions = cfg.companions.with(routes.companions);
-        if companions.any() {
-            backend.prepare(companions)?;
-        }
+        // What every job of the clip asks for, given to the backend once.
+        let clip_cfg = backend::ClipConfig {
+            vif: plan.vif,
+            adm: plan.adm,
+            needs: backend::Needs {
+                vif: plan.uses(Ext::Vif),
+                adm: plan.uses(Ext::Adm),
+            },
+            companions: cfg.companions.with(routes.companions),
+        };
+        backend.configure(&clip_cfg)?;
         Ok(Scorer {
             cfg,
             model,
@@ -771,18 +778,7 @@ impl Scorer {
             reference: Arc::clone(&rbuf),
             distorted: Arc::clone(&dbuf),
             prev_ref,
-            vif: self.plan.vif,
-            adm: self.plan.adm,
             features,
-            needs: backend::Needs {
-                vif: self.plan.uses(Ext::Vif),
-                adm: self.plan.uses(Ext::Adm),
-            },
-            companions: if features {
-                companions
-            } else {
-                Companions::default()
-            },
             chroma: chroma.clone().filter(|_| companions.needs_chroma()),
         };
         if let Err(e) = self.backend.submit(job) {
@@ -830,11 +826,6 @@ impl Scorer {
         chroma: Option<HostChroma>,
     ) -> Result<()> {
         let features = self.clip.next_index.is_multiple_of(self.subsample());
-        let companions = if features {
-            self.job_companions()
-        } else {
-            Companions::default()
-        };
         // Luma first, then chroma, as the copy route checks them.
         let mut scan = Vec::new();
         if !self.backend.checks_host_ranges() {
@@ -881,14 +872,7 @@ impl Scorer {
             reference: Arc::clone(&shape),
             distorted: Arc::clone(&shape),
             prev_ref,
-            vif: self.plan.vif,
-            adm: self.plan.adm,
             features,
-            needs: backend::Needs {
-                vif: self.plan.uses(Ext::Vif),
-                adm: self.plan.uses(Ext::Adm),
-            },
-            companions,
             chroma: None,
         };
         let host = HostFrame {
@@ -987,14 +971,7 @@ impl Scorer {
             reference: Arc::clone(&shape),
             distorted: Arc::clone(&shape),
             prev_ref,
-            vif: self.plan.vif,
-            adm: self.plan.adm,
             features,
-            needs: backend::Needs {
-                vif: self.plan.uses(Ext::Vif),
-                adm: self.plan.uses(Ext::Adm),
-            },
-            companions: Companions::default(),
             chroma: None,
         };
         let frame = DeviceFrame {

@@ -25,9 +25,10 @@ fn cpu_scorer_does_not_compute_on_device() {
 
 /// The CPU backend, saying that it computes CAMBI "on its device" (its workers compute the
 /// companions a job asks for with the CPU reference, CAMBI included): records the CAMBI
-/// options each job asked for.
+/// options each job asked for (the configured ones on a job with features, else none).
 struct DeviceCambi {
     inner: crate::backend::cpu::CpuBackend,
+    cfg: backend::ClipConfig,
     asked: Arc<std::sync::Mutex<Vec<Option<crate::features::cambi::CambiParams>>>>,
 }
 
@@ -36,8 +37,13 @@ impl Backend for DeviceCambi {
         "device-cambi"
     }
     fn submit(&mut self, job: FrameJob) -> Result<()> {
-        self.asked.lock().unwrap().push(job.companions.cambi);
+        let cambi = self.cfg.companions.cambi.filter(|_| job.features);
+        self.asked.lock().unwrap().push(cambi);
         self.inner.submit(job)
+    }
+    fn configure(&mut self, cfg: &backend::ClipConfig) -> Result<()> {
+        self.cfg = *cfg;
+        self.inner.configure(cfg)
     }
     fn receive(&mut self, wait: bool) -> Result<Option<(u64, backend::FrameAccum)>> {
         self.inner.receive(wait)
@@ -139,6 +145,7 @@ fn cambi_goes_to_a_backend_that_computes_it() {
         let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
         let backend = DeviceCambi {
             inner: crate::backend::cpu::CpuBackend::new(2).unwrap(),
+            cfg: Default::default(),
             asked: Arc::clone(&asked),
         };
         let s = Scorer::with_backend(cfg, Box::new(backend)).unwrap();
@@ -184,6 +191,7 @@ fn routes_are_decided_per_kind() {
     ];
     let dev = DeviceCambi {
         inner: crate::backend::cpu::CpuBackend::new(1).unwrap(),
+        cfg: Default::default(),
         asked: Default::default(),
     };
     let r = Routes::of(&kinds, &dev);
@@ -198,9 +206,11 @@ fn routes_are_decided_per_kind() {
 
 /// The CPU backend, saying that it computes SpEED chroma "on its device" (its workers compute
 /// the companions a job asks for with the CPU reference, `compute_companions_cpu`, SpEED chroma
-/// included): records the SpEED chroma options each job asked for and whether it had chroma.
+/// included): records the SpEED chroma options each job asked for (the configured ones on a
+/// job with features, else none) and whether it had chroma.
 struct DeviceSpeed {
     inner: crate::backend::cpu::CpuBackend,
+    cfg: backend::ClipConfig,
     asked: SpeedAsked,
 }
 
@@ -214,11 +224,15 @@ impl Backend for DeviceSpeed {
         "device-speed"
     }
     fn submit(&mut self, job: FrameJob) -> Result<()> {
-        self.asked
-            .lock()
-            .unwrap()
-            .push((job.companions.speed_chroma, job.chroma.is_some()));
+        self.asked.lock().unwrap().push((
+            self.cfg.companions.speed_chroma.filter(|_| job.features),
+            job.chroma.is_some(),
+        ));
         self.inner.submit(job)
+    }
+    fn configure(&mut self, cfg: &backend::ClipConfig) -> Result<()> {
+        self.cfg = *cfg;
+        self.inner.configure(cfg)
     }
     fn receive(&mut self, wait: bool) -> Result<Option<(u64, backend::FrameAccum)>> {
         self.inner.receive(wait)
@@ -267,6 +281,7 @@ fn speed_chroma_goes_to_a_backend_that_computes_it() {
         let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
         let backend = DeviceSpeed {
             inner: crate::backend::cpu::CpuBackend::new(2).unwrap(),
+            cfg: Default::default(),
             asked: Arc::clone(&asked),
         };
         let s = Scorer::with_backend(cfg, Box::new(backend)).unwrap();
@@ -299,6 +314,7 @@ fn speed_chroma_goes_to_a_backend_that_computes_it() {
     ];
     let dev = DeviceSpeed {
         inner: crate::backend::cpu::CpuBackend::new(1).unwrap(),
+        cfg: Default::default(),
         asked: Default::default(),
     };
     let r = Routes::of(&kinds, &dev);

@@ -47,6 +47,9 @@ impl Backend for HostCpu {
         self.held.clear();
         self.inner.reset();
     }
+    fn configure(&mut self, cfg: &backend::ClipConfig) -> Result<()> {
+        self.inner.configure(cfg)
+    }
     fn accepts_host_planes(&self) -> bool {
         true
     }
@@ -819,6 +822,9 @@ impl Backend for LateCheck {
         *self.resets.lock().unwrap() += 1;
         self.order.clear();
         self.inner.reset();
+    }
+    fn configure(&mut self, cfg: &backend::ClipConfig) -> Result<()> {
+        self.inner.configure(cfg)
     }
     fn accepts_host_planes(&self) -> bool {
         true

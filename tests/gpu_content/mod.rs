@@ -3,9 +3,10 @@
 //! reference for motion. Deterministic (xorshift), no dependencies.
 #![allow(dead_code)]
 
+use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use gstvmafgpu::backend::FrameJob;
+use gstvmafgpu::backend::{ClipConfig, Companions, FrameJob};
 use gstvmafgpu::features::adm::AdmParams;
 use gstvmafgpu::features::vif::VifParams;
 use gstvmafgpu::picture::OwnedPlane;
@@ -156,26 +157,61 @@ pub fn frames(
     }
 }
 
-/// A job for the pair, with the previous reference when `motion`.
-pub fn job(
-    index: u64,
-    r: OwnedPlane,
-    d: OwnedPlane,
-    prev: Option<OwnedPlane>,
-    vif: VifParams,
-    adm: AdmParams,
-) -> FrameJob {
+/// A job for the pair (features on), with the previous reference `prev` for motion.
+pub fn job(index: u64, r: OwnedPlane, d: OwnedPlane, prev: Option<OwnedPlane>) -> FrameJob {
     FrameJob {
         index,
         reference: Arc::new(r),
         distorted: Arc::new(d),
         prev_ref: prev.map(Arc::new),
+        features: true,
+        chroma: None,
+    }
+}
+
+/// The configuration of a clip with these VIF and ADM parameters, both features and no
+/// companion metric (what a backend is given through `Backend::configure`).
+pub fn config(vif: VifParams, adm: AdmParams) -> ClipConfig {
+    ClipConfig {
         vif,
         adm,
-        features: true,
-        needs: Default::default(),
-        companions: Default::default(),
-        chroma: None,
+        ..ClipConfig::default()
+    }
+}
+
+/// A job with the clip configuration it is computed with. The engine configures a backend
+/// once and then submits the jobs; a test whose jobs differ in their configuration configures
+/// the backend again before the first job of each change (a configuration applies to the jobs
+/// submitted after it). Reads as its [`FrameJob`].
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub cfg: ClipConfig,
+    pub job: FrameJob,
+}
+
+impl Job {
+    /// `job` asking for the companion metrics `companions` (VIF and ADM with their defaults).
+    pub fn with_companions(job: FrameJob, companions: Companions) -> Job {
+        Job {
+            cfg: ClipConfig {
+                companions,
+                ..ClipConfig::default()
+            },
+            job,
+        }
+    }
+}
+
+impl Deref for Job {
+    type Target = FrameJob;
+    fn deref(&self) -> &FrameJob {
+        &self.job
+    }
+}
+
+impl DerefMut for Job {
+    fn deref_mut(&mut self) -> &mut FrameJob {
+        &mut self.job
     }
 }
 

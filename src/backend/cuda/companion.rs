@@ -9,12 +9,12 @@ use cudarc::driver::CudaContext;
 
 use super::device::CudaDevice;
 use super::pinned::cuda_error as be;
-use crate::backend::FrameJob;
 use crate::backend::gpu::companion::launch;
 pub use crate::backend::gpu::companion::{
     DEFAULT_SCRATCH_SETS, GpuCompanions, MAX_RING, MAX_SCRATCH_SETS, MIN_RING, RING_DEVICE_BYTES,
     RING_PINNED_BYTES, ring_len,
 };
+use crate::backend::{Companions, FrameJob};
 use crate::error::Result;
 
 /// The companion metrics on one CUDA context.
@@ -35,14 +35,15 @@ impl GpuCompanions<CudaDevice> {
     }
 
     /// GPU milliseconds per frame of each metric's kernels (events around each metric's
-    /// launches, `reps` frames, after one normal run of `job`). Uploads and the readback are
-    /// not included.
+    /// launches, `reps` frames, after one normal run of `job` with `companions`). Uploads and
+    /// the readback are not included.
     pub fn time_metrics(
         &mut self,
+        companions: &Companions,
         job: &FrameJob,
         reps: usize,
     ) -> Result<Vec<(&'static str, f64)>> {
-        self.compute(job)?;
+        self.compute(companions, job)?;
         let f = self.frame.as_ref().expect("set up");
         let mut metrics: Vec<&'static str> = Vec::new();
         for l in &f.plan.launches {
@@ -78,14 +79,16 @@ impl GpuCompanions<CudaDevice> {
     }
 
     /// GPU milliseconds of each launch of the frame plan (events around each launch, one
-    /// stream, `reps` times each, after one normal run of `job`), in plan order, with the
-    /// kernel's name: where a metric's time goes. Uploads and the readback are not included.
+    /// stream, `reps` times each, after one normal run of `job` with `companions`), in plan
+    /// order, with the kernel's name: where a metric's time goes. Uploads and the readback are
+    /// not included.
     pub fn time_launches(
         &mut self,
+        companions: &Companions,
         job: &FrameJob,
         reps: usize,
     ) -> Result<Vec<(&'static str, &'static str, f64)>> {
-        self.compute(job)?;
+        self.compute(companions, job)?;
         let f = self.frame.as_ref().expect("set up");
         let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let ctx = &self.launcher.dev.ctx;

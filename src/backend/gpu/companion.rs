@@ -23,7 +23,7 @@ use super::launch::*;
 use super::pipeline::SlotLuma;
 use super::staging::{StagePool, stage_threads};
 use crate::backend::stats::{FEEDER_NS, SETUP_NS, SetupStage, Stage, feeder_add, setup_add};
-use crate::backend::{CompanionScores, FrameJob, HostFrame, HostPlane};
+use crate::backend::{CompanionScores, Companions, FrameJob, HostFrame, HostPlane};
 use crate::error::{Error, Result};
 
 /// An error of the companions on device `D` ("CUDA companions: {what}").
@@ -927,24 +927,31 @@ impl<D: Device> GpuCompanions<D> {
         Ok(())
     }
 
-    /// The companion metrics of `job`, computed on the GPU (synchronous). Equal to
-    /// [`crate::backend::compute_companions_cpu`], CIEDE2000 within its documented bound.
-    pub fn compute(&mut self, job: &FrameJob) -> Result<CompanionScores> {
-        let t = self.submit(job)?;
+    /// The companion metrics `companions` of `job`, computed on the GPU (synchronous; whatever
+    /// `job.features` says). Equal to [`crate::backend::compute_companions_cpu`], CIEDE2000
+    /// within its documented bound.
+    pub fn compute(&mut self, companions: &Companions, job: &FrameJob) -> Result<CompanionScores> {
+        let t = self.submit(companions, job)?;
         self.take(t)
     }
 
-    /// Queue `job`'s companion metrics; [`GpuCompanions::take`] with the ticket returned gives
-    /// the scores. Waits only when every ring buffer is pending (for the oldest).
-    pub fn submit(&mut self, job: &FrameJob) -> Result<u64> {
-        self.submit_with(job, None, None)
+    /// Queue the companion metrics `companions` of `job`; [`GpuCompanions::take`] with the
+    /// ticket returned gives the scores. Waits only when every ring buffer is pending (for the
+    /// oldest).
+    pub fn submit(&mut self, companions: &Companions, job: &FrameJob) -> Result<u64> {
+        self.submit_with(companions, job, None, None)
     }
 
     /// [`GpuCompanions::submit`] for a job whose planes are in the caller's memory (`host`; the
     /// job's carry only the geometry): they are uploaded from there (copied into staging, or
     /// straight from pinned memory), and the caller's buffers are let go once uploaded.
-    pub fn submit_host(&mut self, job: &FrameJob, host: &HostFrame) -> Result<u64> {
-        self.submit_with(job, Some(host), None)
+    pub fn submit_host(
+        &mut self,
+        companions: &Companions,
+        job: &FrameJob,
+        host: &HostFrame,
+    ) -> Result<u64> {
+        self.submit_with(companions, job, Some(host), None)
     }
 
     /// [`GpuCompanions::submit`] or [`GpuCompanions::submit_host`] (with `host`) of a frame
@@ -953,29 +960,31 @@ impl<D: Device> GpuCompanions<D> {
     /// uploaded as usual).
     pub fn submit_sharing_luma(
         &mut self,
+        companions: &Companions,
         job: &FrameJob,
         host: Option<&HostFrame>,
         luma: SlotLuma<'_, D>,
     ) -> Result<u64> {
-        self.submit_with(job, host, Some(luma))
+        self.submit_with(companions, job, host, Some(luma))
     }
 
     fn submit_with(
         &mut self,
+        companions: &Companions,
         job: &FrameJob,
         host: Option<&HostFrame>,
         luma: Option<SlotLuma<'_, D>>,
     ) -> Result<u64> {
         let ticket = self.next_ticket;
         self.next_ticket += 1;
-        if !job.companions.any() {
+        if !companions.any() {
             self.finished
                 .push_back((ticket, Ok(CompanionScores::default())));
             return Ok(ticket);
         }
         let geom = match host {
-            Some(h) => Geometry::of_host(job, h)?,
-            None => Geometry::of(job)?,
+            Some(h) => Geometry::of_host(companions, job, h)?,
+            None => Geometry::of(companions, job)?,
         };
         self.launcher.dev.bind()?;
         self.setup(geom)?;

@@ -143,8 +143,8 @@ pub struct Geometry {
 }
 
 impl Geometry {
-    /// The geometry of a job, after checking that its planes agree.
-    pub fn of(job: &FrameJob) -> Result<Geometry> {
+    /// The geometry of a job asking for `companions`, after checking that its planes agree.
+    pub fn of(companions: &Companions, job: &FrameJob) -> Result<Geometry> {
         let (r, d) = (&*job.reference, &*job.distorted);
         let bad = |why: String| Err(Error::Geometry(format!("CUDA companions: {why}")));
         if (r.width, r.height, r.bpc) != (d.width, d.height, d.bpc) {
@@ -185,13 +185,13 @@ impl Geometry {
             bpc: r.bpc,
             chroma,
             interleaved: false,
-            companions: job.companions,
+            companions: *companions,
         })
     }
 
-    /// The geometry of a job whose planes are in the caller's memory (`host`; the job's own
-    /// planes carry only the geometry), after checking that they agree.
-    pub fn of_host(job: &FrameJob, host: &HostFrame) -> Result<Geometry> {
+    /// The geometry of a job asking for `companions` whose planes are in the caller's memory
+    /// (`host`; the job's own planes carry only the geometry), after checking that they agree.
+    pub fn of_host(companions: &Companions, job: &FrameJob, host: &HostFrame) -> Result<Geometry> {
         let (r, d) = (&host.reference, &host.distorted);
         let bad = |why: String| Err(Error::Geometry(format!("CUDA companions: {why}")));
         let luma = (r.width(), r.height(), r.bpc());
@@ -233,7 +233,7 @@ impl Geometry {
             bpc: r.bpc(),
             chroma,
             interleaved: interleaved && chroma.is_some(),
-            companions: job.companions,
+            companions: *companions,
         })
     }
 

@@ -36,7 +36,7 @@ use super::device::{ArgValue, Device, DeviceMem, HostMem};
 use super::plan::{self, Arg, Buf, VmafPlan, slot};
 use super::staging::{StagePool, stage_threads};
 use crate::backend::stats::{CompanionTimes, WorkerTimes};
-use crate::backend::{Backend, Companions, FrameAccum, FrameJob, HostFrame};
+use crate::backend::{Backend, ClipConfig, Companions, FrameAccum, FrameJob, HostFrame};
 use crate::backend::{DeviceFrame, DevicePlane, HostPlane, InputPlane};
 use crate::error::{Error, Result};
 use crate::features::adm::{AdmConstants, AdmParams};
@@ -211,8 +211,9 @@ enum Request<D: Device> {
     /// check as for `Job`).
     DeviceJob(Box<FrameJob>, Box<DeviceFrame>, bool),
     Reset,
-    /// Set up the companion metrics' executor now (Backend::prepare).
-    PrepareCompanions(Sender<Result<()>>),
+    /// The configuration of the jobs after it (Backend::configure): the worker keeps it and
+    /// sets up the companion metrics' executor now if it asks for any.
+    Configure(Box<ClipConfig>, Sender<Result<()>>),
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))] // the CUDA backend's benchmarks
     Run(OnWorker<D>),
 }
@@ -246,7 +247,11 @@ pub(crate) struct GpuWorker<D: Device> {
     pub(crate) host: WorkerTimes,
     /// The companion metrics' share of it (benchmarks).
     pub(crate) companion_host: CompanionTimes,
-    /// The companion metrics' executor, set up by the first job that asks for one.
+    /// What the jobs are computed with (Backend::configure; in the channel's order, so that a
+    /// configuration applies to the jobs sent after it).
+    config: ClipConfig,
+    /// The companion metrics' executor, set up by a configuration (or the first job) that asks
+    /// for one.
     companion: Option<GpuCompanions<D>>,
     // Last: dropped after everything allocated on it.
     pub(crate) dev: D,
@@ -286,20 +291,28 @@ impl<D: Device> GpuWorker<D> {
             kernel_times: Vec::new(),
             host: WorkerTimes::default(),
             companion_host: CompanionTimes::default(),
+            config: ClipConfig::default(),
             companion: None,
             dev,
         })
     }
 
-    /// Allocate everything a geometry needs (after draining the previous one).
-    fn setup(&mut self, key: GeomKey, vif: &VifParams, adm: &AdmParams) -> Result<()> {
+    /// Allocate everything a geometry needs, with the configuration's VIF and ADM parameters
+    /// (after draining the previous one).
+    fn setup(&mut self, key: GeomKey) -> Result<()> {
         self.slots.clear();
         self.finalize = None;
         self.plan = None;
         self.key = None;
         let dev = &self.dev;
-        let consts = AdmConstants::new(adm);
-        let plan = VmafPlan::new(key.w, key.h, key.bpc, vif.enhn_gain_limit, &consts);
+        let consts = AdmConstants::new(&self.config.adm);
+        let plan = VmafPlan::new(
+            key.w,
+            key.h,
+            key.bpc,
+            self.config.vif.enhn_gain_limit,
+            &consts,
+        );
         let fin_bytes: Vec<u8> = plan.finalize.iter().flat_map(|e| e.to_bytes()).collect();
         let fin = dev.alloc(fin_bytes.len())?;
         // SAFETY: fin has exactly fin_bytes.len() bytes; synchronized before fin_bytes drops.
@@ -381,10 +394,10 @@ impl<D: Device> GpuWorker<D> {
         }
     }
 
-    /// Queue one frame. With `check_range` (host planes of 9 to 15 bits), the reference and
-    /// distorted planes are checked on the GPU right after their upload; a frame with a sample
-    /// above `2^bpc - 1` is refused when its result is read (read_slot: the host scan's error,
-    /// naming its first bad sample).
+    /// Queue one frame, computed with the worker's configuration. With `check_range` (host
+    /// planes of 9 to 15 bits), the reference and distorted planes are checked on the GPU right
+    /// after their upload; a frame with a sample above `2^bpc - 1` is refused when its result
+    /// is read (read_slot: the host scan's error, naming its first bad sample).
     pub(crate) fn submit(
         &mut self,
         job: &FrameJob,
@@ -405,7 +418,7 @@ impl<D: Device> GpuWorker<D> {
     ) -> Result<usize> {
         let (r, d) = (&*job.reference, &*job.distorted);
         let (w, h, bpc) = (r.width, r.height, r.bpc);
-        if device.is_some() && job.features && job.companions.any() {
+        if device.is_some() && job.features && self.config.companions.any() {
             return Err(err::<D>(
                 "companion metrics of a frame read from device planes (the engine copies such \
                  frames to the host)",
@@ -456,10 +469,10 @@ impl<D: Device> GpuWorker<D> {
                 D::NAME
             )));
         }
-        let key = GeomKey::of(r, &job.vif, &job.adm);
+        let key = GeomKey::of(r, &self.config.vif, &self.config.adm);
         if self.key != Some(key) {
             self.drain_for_setup()?;
-            self.setup(key, &job.vif, &job.adm)?;
+            self.setup(key)?;
         }
         // Host planes the engine did not scan and the plan cannot check (frames above 2^31
         // samples): scan them here, before anything is queued.
@@ -657,7 +670,8 @@ impl<D: Device> GpuWorker<D> {
         // before VMAF's kernels, so that the luma they take from this slot's buffers is there
         // for them at once.
         let t_companions = std::time::Instant::now();
-        let companions = if job.features && job.companions.any() {
+        let asked = self.config.companions;
+        let companions = if job.features && asked.any() {
             let luma = SlotLuma {
                 reference: dst(Buf::Ref),
                 distorted: dst(Buf::Dis),
@@ -669,7 +683,7 @@ impl<D: Device> GpuWorker<D> {
                     Some(c) => c,
                     c => c.insert(GpuCompanions::open(dev)?),
                 };
-                let t = exec.submit_sharing_luma(job, host, luma)?;
+                let t = exec.submit_sharing_luma(&asked, job, host, luma)?;
                 // Frames whose companion scores are pending, plus the one being queued.
                 self.depth.store(exec.ring_len() + 1, Ordering::Relaxed);
                 Ok(t)
@@ -737,8 +751,8 @@ impl<D: Device> GpuWorker<D> {
         Ok(s)
     }
 
-    /// The companion metrics' executor, set up by the first call (Backend::prepare or the
-    /// first job that asks for a companion metric).
+    /// The companion metrics' executor, set up by the first call (a configuration or the first
+    /// job that asks for a companion metric).
     fn companions(&mut self) -> Result<&mut GpuCompanions<D>> {
         match &mut self.companion {
             Some(c) => Ok(c),
@@ -949,7 +963,12 @@ impl<D: Device> GpuWorker<D> {
         // changes (the slots are rebuilt). Else the slot about to be reused is read out (its
         // result keeps its place in the queue, which is in submission order, until its
         // companion metrics' scores are in).
-        let geom_change = self.key != Some(GeomKey::of(&job.reference, &job.vif, &job.adm));
+        let geom_change = self.key
+            != Some(GeomKey::of(
+                &job.reference,
+                &self.config.vif,
+                &self.config.adm,
+            ));
         while geom_change && !self.queue.is_empty() {
             let Some(r) = self.pop_front() else { break };
             if out.send(Reply::Result(Box::new(r))).is_err() {
@@ -1021,8 +1040,14 @@ impl<D: Device> GpuWorker<D> {
                     }
                 }
                 Some(Request::Run(f)) => f(&mut self),
-                Some(Request::PrepareCompanions(reply)) => {
-                    let _ = reply.send(self.companions().map(|_| ()));
+                Some(Request::Configure(cfg, reply)) => {
+                    self.config = *cfg;
+                    let ready = if self.config.companions.any() {
+                        self.companions().map(|_| ())
+                    } else {
+                        Ok(())
+                    };
+                    let _ = reply.send(ready);
                 }
                 Some(Request::Reset) => {
                     for s in &self.slots {
@@ -1236,12 +1261,9 @@ impl<D: Device> Backend for GpuBackend<D> {
         D::UPLOADS_PINNED_MEMORY
     }
 
-    fn prepare(&mut self, companions: Companions) -> Result<()> {
-        if !companions.any() {
-            return Ok(());
-        }
+    fn configure(&mut self, cfg: &ClipConfig) -> Result<()> {
         let (tx, rx) = mpsc::channel();
-        self.send(Request::PrepareCompanions(tx))?;
+        self.send(Request::Configure(Box::new(*cfg), tx))?;
         rx.recv().map_err(|_| self.stopped())?
     }
 
