@@ -12,7 +12,7 @@ scripts/fetch-test-data.sh
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
-for features in "" "--all-features" "--no-default-features"; do
+for features in "" "--all-features" "--no-default-features" "--no-default-features --features hip"; do
   step "cargo clippy --all-targets ${features:-(default features)}"
   cargo clippy --all-targets $features -- -D warnings
 done

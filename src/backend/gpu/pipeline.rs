@@ -398,6 +398,7 @@ impl<D: Device> GpuWorker<D> {
     /// planes of 9 to 15 bits), the reference and distorted planes are checked on the GPU right
     /// after their upload; a frame with a sample above `2^bpc - 1` is refused when its result
     /// is read (read_slot: the host scan's error, naming its first bad sample).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))] // the CUDA backend's benchmarks
     pub(crate) fn submit(
         &mut self,
         job: &FrameJob,
