@@ -27,7 +27,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, OnceLock};
 
 use gpu_content::{Content, Job};
-use gstvmafgpu::backend::gpu::companion_plan::{CiedeTable, Geometry, Plan, ciede_bound};
+use gstvmafgpu::backend::gpu::companion_plan::{
+    CiedeTable, CompanionGeometry, CompanionPlan, ciede_bound,
+};
 use gstvmafgpu::backend::gpu::launch::{
     KArg, Kernel, Launch, Region, check_launch, hvs_work_bytes, launch_hvs_chunk, launch_hvs_seq,
 };
@@ -167,8 +169,8 @@ fn run_emulated_with(
     host_sums: bool,
     table: CiedeTable,
 ) -> (gstvmafgpu::Result<CompanionScores>, bool) {
-    let mut plan = match Geometry::of(&job.cfg.companions, job) {
-        Ok(g) => Plan::with_ciede_table(g, table),
+    let mut plan = match CompanionGeometry::of(&job.cfg.companions, job) {
+        Ok(g) => CompanionPlan::with_ciede_table(g, table),
         Err(e) => return (Err(e), false),
     };
     plan.host_sums = host_sums;
@@ -482,7 +484,7 @@ fn all_metrics_together() {
 
 /// The plan's setup, preparation and metric launches, in that order, on an arena holding
 /// `uploads`: the arena afterwards.
-fn run_plan(exe: &Path, plan: &Plan, uploads: &[(Region, Vec<u8>)]) -> Vec<u8> {
+fn run_plan(exe: &Path, plan: &CompanionPlan, uploads: &[(Region, Vec<u8>)]) -> Vec<u8> {
     let launches: Vec<Launch> = plan
         .setup
         .iter()
@@ -516,7 +518,7 @@ fn host_plane(p: &[u16], w: usize, h: usize, bpc: u8, pad: usize) -> HostPlane {
 
 /// [`run_emulated`] for `job`'s planes in the caller's memory (the zero-copy route: padded
 /// rows, chroma as two planes or, `interleaved`, one plane of Cb,Cr pairs split on the GPU),
-/// uploaded as `Plan::host_uploads` lays them out and scored by `scores_of_host_frame`.
+/// uploaded as `CompanionPlan::host_uploads` lays them out and scored by `scores_of_host_frame`.
 fn run_emulated_host(
     exe: &Path,
     job: &Job,
@@ -556,7 +558,11 @@ fn run_emulated_host(
     };
     let mut shape = job.clone();
     shape.chroma = None;
-    let mut plan = Plan::new(Geometry::of_host(&job.cfg.companions, &shape, &host)?);
+    let mut plan = CompanionPlan::new(CompanionGeometry::of_host(
+        &job.cfg.companions,
+        &shape,
+        &host,
+    )?);
     assert_eq!(plan.geom.interleaved, interleaved && job.chroma.is_some());
     plan.check_geometry();
     assert!(plan.reads_host_planes());
@@ -908,7 +914,7 @@ fn run_cambi(
     gstvmafgpu::Result<CompanionScores>,
     Option<[(u64, u64); cambi::NUM_SCALES]>,
 ) {
-    let mut plan = Plan::new(Geometry::of(&job.cfg.companions, job).unwrap());
+    let mut plan = CompanionPlan::new(CompanionGeometry::of(&job.cfg.companions, job).unwrap());
     plan.host_sums = host_sums;
     let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();
     for (r, data) in plan.uploads(job) {
@@ -1107,8 +1113,8 @@ fn run_speed(
     exe: &Path,
     job: &Job,
 ) -> (gstvmafgpu::Result<CompanionScores>, Option<[SpeedSide; 4]>) {
-    let plan = match Geometry::of(&job.cfg.companions, job) {
-        Ok(g) => Plan::new(g),
+    let plan = match CompanionGeometry::of(&job.cfg.companions, job) {
+        Ok(g) => CompanionPlan::new(g),
         Err(e) => return (Err(e), None),
     };
     let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();

@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 
 use gpu_content::Content;
 use gstvmafgpu::backend::gpu::kernels::{FinalizeEntry, struct_bytes};
-use gstvmafgpu::backend::gpu::plan::{self, Arg, Buf, VmafPlan};
+use gstvmafgpu::backend::gpu::plan::{self, Arg, SlotBuf, VmafPlan};
 use gstvmafgpu::backend::{ClipConfig, FrameAccum, FrameJob, compute_job_cpu};
 use gstvmafgpu::features::adm::{AdmConstants, AdmParams};
 use gstvmafgpu::features::vif::VifParams;
@@ -58,20 +58,20 @@ fn emulator() -> Option<&'static Path> {
     .as_deref()
 }
 
-fn buf_id(b: Buf) -> u32 {
+fn buf_id(b: SlotBuf) -> u32 {
     match b {
-        Buf::Ref => 0,
-        Buf::Dis => 1,
-        Buf::Prev => 2,
-        Buf::VifRef(s) => 10 + s as u32,
-        Buf::VifDis(s) => 20 + s as u32,
-        Buf::AdmRef(s) => 30 + s as u32,
-        Buf::AdmDis(s) => 40 + s as u32,
-        Buf::RBuf => 50,
-        Buf::Acc => 51,
-        Buf::Log2 => 52,
-        Buf::DivLookup => 53,
-        Buf::Finalize => 54,
+        SlotBuf::Ref => 0,
+        SlotBuf::Dis => 1,
+        SlotBuf::Prev => 2,
+        SlotBuf::VifRef(s) => 10 + s as u32,
+        SlotBuf::VifDis(s) => 20 + s as u32,
+        SlotBuf::AdmRef(s) => 30 + s as u32,
+        SlotBuf::AdmDis(s) => 40 + s as u32,
+        SlotBuf::RBuf => 50,
+        SlotBuf::Acc => 51,
+        SlotBuf::Log2 => 52,
+        SlotBuf::DivLookup => 53,
+        SlotBuf::Finalize => 54,
     }
 }
 
@@ -120,29 +120,29 @@ fn run_plan(
     u32le(&mut input, p.bufs.len() as u32);
     for &(b, bytes) in &p.bufs {
         let data: Option<Vec<u8>> = match b {
-            Buf::Ref => Some(bytes_of(&job.reference)),
-            Buf::Dis => Some(bytes_of(&job.distorted)),
-            Buf::Prev => job.prev_ref.as_ref().map(|x| bytes_of(x)),
-            Buf::Log2 => Some(
+            SlotBuf::Ref => Some(bytes_of(&job.reference)),
+            SlotBuf::Dis => Some(bytes_of(&job.distorted)),
+            SlotBuf::Prev => job.prev_ref.as_ref().map(|x| bytes_of(x)),
+            SlotBuf::Log2 => Some(
                 gstvmafgpu::features::vif::log2_table()
                     .iter()
                     .flat_map(|v| v.to_le_bytes())
                     .collect(),
             ),
-            Buf::DivLookup => Some(
+            SlotBuf::DivLookup => Some(
                 gstvmafgpu::features::adm::div_lookup()
                     .iter()
                     .flat_map(|v| v.to_le_bytes())
                     .collect(),
             ),
-            Buf::Finalize => Some(
+            SlotBuf::Finalize => Some(
                 p.finalize
                     .iter()
                     .flat_map(|e: &FinalizeEntry| e.to_bytes())
                     .collect(),
             ),
             // The GPU zeroes the results and row sums every frame.
-            Buf::Acc => Some(vec![0u8; bytes]),
+            SlotBuf::Acc => Some(vec![0u8; bytes]),
             _ => None,
         };
         u32le(&mut input, buf_id(b));
@@ -193,7 +193,7 @@ fn run_plan(
             }
         }
     }
-    u32le(&mut input, buf_id(Buf::Acc));
+    u32le(&mut input, buf_id(SlotBuf::Acc));
     u64le(&mut input, (plan::slot::RESULTS * 8) as u64);
 
     let mut child = Command::new(exe)

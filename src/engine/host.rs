@@ -261,7 +261,7 @@ pub(crate) fn prepare(
 }
 
 /// The planes of one frame's host task.
-pub(crate) struct HostFrame {
+pub(crate) struct ExtractorFrame {
     pub reference: Arc<OwnedPlane>,
     pub distorted: Arc<OwnedPlane>,
     pub chroma: Option<Arc<ChromaPair>>,
@@ -273,7 +273,7 @@ pub(crate) struct HostFrame {
 /// device).
 pub(crate) type HostValues = Vec<Vec<f64>>;
 
-fn compute(p: &HostSet, f: &HostFrame) -> Result<HostValues> {
+fn compute(p: &HostSet, f: &ExtractorFrame) -> Result<HostValues> {
     let mut out = Vec::with_capacity(p.list.len());
     for e in &p.list {
         out.push(match e {
@@ -310,15 +310,15 @@ fn compute(p: &HostSet, f: &HostFrame) -> Result<HostValues> {
     Ok(out)
 }
 
-struct Task {
+struct ExtractorTask {
     prepared: Arc<HostSet>,
-    frame: HostFrame,
+    frame: ExtractorFrame,
     reply: SyncSender<Result<HostValues>>,
 }
 
 /// A pool of host threads computing one frame a task.
 pub(crate) struct HostPool {
-    tasks: Option<mpsc::Sender<Task>>,
+    tasks: Option<mpsc::Sender<ExtractorTask>>,
     threads: Vec<JoinHandle<()>>,
     /// Frames submitted and not yet taken, oldest first.
     pending: std::collections::VecDeque<(u64, Receiver<Result<HostValues>>)>,
@@ -327,7 +327,7 @@ pub(crate) struct HostPool {
 impl HostPool {
     /// `threads` workers (at least one).
     pub(crate) fn new(threads: usize) -> Result<HostPool> {
-        let (tx, rx) = mpsc::channel::<Task>();
+        let (tx, rx) = mpsc::channel::<ExtractorTask>();
         let rx = Arc::new(Mutex::new(rx));
         let mut handles = Vec::new();
         for i in 0..threads.max(1) {
@@ -367,7 +367,7 @@ impl HostPool {
         &mut self,
         index: u64,
         prepared: &Arc<HostSet>,
-        frame: HostFrame,
+        frame: ExtractorFrame,
     ) -> Result<()> {
         let (reply, rx) = mpsc::sync_channel(1);
         let tasks = self
@@ -375,7 +375,7 @@ impl HostPool {
             .as_ref()
             .ok_or_else(|| Error::State("internal: host pool stopped".into()))?;
         tasks
-            .send(Task {
+            .send(ExtractorTask {
                 prepared: Arc::clone(prepared),
                 frame,
                 reply,

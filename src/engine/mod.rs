@@ -790,7 +790,7 @@ impl Scorer {
             self.clip.previous = Some((Arc::clone(&rbuf), Arc::clone(&dbuf)));
         }
         if let (Some(set), Some(pool), true) = (&host_set, self.host_pool.as_mut(), features) {
-            let frame = host::HostFrame {
+            let frame = host::ExtractorFrame {
                 reference: Arc::clone(&rbuf),
                 distorted: Arc::clone(&dbuf),
                 chroma,

@@ -1,6 +1,6 @@
 //! The companion metrics on a GPU, written once over [`Device`] (CUDA and HIP): the feeder
 //! thread, the ring of buffers, the graphs where the device has them, and [`GpuCompanions`].
-//! What a frame runs (its [`Plan`]: the arena's regions and the
+//! What a frame runs (its [`CompanionPlan`]: the arena's regions and the
 //! launches) and how its scores are made from the GPU's sums are backend-neutral, in
 //! [`crate::backend::gpu::companion_plan`].
 //!
@@ -11,7 +11,7 @@
 //! `SlotGraphs`: one call for the preparation and one per metric instead of ~50 launches; a
 //! device without graphs, HIP, queues the same launches one by one); frames take copies of the
 //! metrics' scratch in turn ([`DEFAULT_SCRATCH_SETS`]), each with its own streams
-//! ([`Plan::scratch_sets`]; 67 MB a copy at 1080p with all five), so that a metric's kernels of
+//! ([`CompanionPlan::scratch_sets`]; 67 MB a copy at 1080p with all five), so that a metric's kernels of
 //! consecutive frames overlap. None of this changes what a kernel computes.
 
 use std::sync::mpsc::{Receiver, Sender};
@@ -83,7 +83,7 @@ struct RingBuf<D: Device> {
     up: D::Event,
     metric: Vec<D::Event>,
     done: D::Event,
-    /// Which copy of the plan's results the frame uses ([`Plan::device_offset`]).
+    /// Which copy of the plan's results the frame uses ([`CompanionPlan::device_offset`]).
     slot: usize,
 }
 
@@ -119,7 +119,7 @@ struct SlotGraphs<D: Device> {
 fn queue_prep<D: Device>(
     k: &Launcher<D>,
     stream: &D::Stream,
-    plan: &Plan,
+    plan: &CompanionPlan,
     base: u64,
     slot: usize,
 ) -> Result<()> {
@@ -141,7 +141,7 @@ fn queue_prep<D: Device>(
 fn queue_metric<D: Device>(
     k: &Launcher<D>,
     stream: &D::Stream,
-    plan: &Plan,
+    plan: &CompanionPlan,
     base: u64,
     slot: usize,
     m: usize,
@@ -161,7 +161,7 @@ fn queue_metric<D: Device>(
 /// `None` where the device has no graphs.
 fn capture_slot<D: Device>(
     k: &Launcher<D>,
-    plan: &Plan,
+    plan: &CompanionPlan,
     base: u64,
     slot: usize,
 ) -> Result<Option<SlotGraphs<D>>> {
@@ -231,7 +231,7 @@ struct Feed<D: Device> {
     job: FrameJob,
     /// The planes in the caller's memory, when the job's own carry only the geometry.
     host: Option<HostFrame>,
-    plan: Arc<Plan>,
+    plan: Arc<CompanionPlan>,
     base: u64,
     rb: Readback<D>,
     outcome: Arc<FrameOutcome>,
@@ -261,9 +261,9 @@ impl<D: Device> Launcher<D> {
 /// What the feeder launches with: the kernels and the streams. A frame's uploads go on
 /// `stream`, each metric's kernels on that metric's stream of the frame's scratch set (after
 /// the upload; the metrics of a frame run at once, and each copy of a metric's scratch is used
-/// in frame order by the frames of its set: [`Plan::scratch_set`]), and the readback on
+/// in frame order by the frames of its set: [`CompanionPlan::scratch_set`]), and the readback on
 /// `readback` after every metric's kernels. Each frame has its own planes and results on the
-/// device ([`Plan::device_offset`]), so the next frame's upload need not wait for this frame's
+/// device ([`CompanionPlan::device_offset`]), so the next frame's upload need not wait for this frame's
 /// kernels.
 pub(crate) struct Launcher<D: Device> {
     pub(crate) dev: D,
@@ -276,7 +276,7 @@ pub(crate) struct Launcher<D: Device> {
 
 /// Per-geometry device state.
 pub(crate) struct RingState<D: Device> {
-    pub(crate) plan: Arc<Plan>,
+    pub(crate) plan: Arc<CompanionPlan>,
     _arena: D::Buf,
     pub(crate) base: u64,
     /// [`ring_len`] ring buffers, each locked by the frame using it (see [`Readback`]).
@@ -299,7 +299,7 @@ struct PendingScores {
 /// other frame writes while this one holds the ring buffer.
 fn score_frame<D: Device>(
     dev: &D,
-    plan: &Plan,
+    plan: &CompanionPlan,
     base: u64,
     rb: &RingBuf<D>,
     job: &FrameJob,
@@ -431,7 +431,7 @@ fn feed<D: Device>(launcher: Arc<Launcher<D>>, rx: Receiver<Feed<D>>) {
 pub(crate) fn launch<D: Device>(
     k: &Launcher<D>,
     stream: &D::Stream,
-    plan: &Plan,
+    plan: &CompanionPlan,
     base: u64,
     slot: usize,
     l: &Launch,
@@ -450,7 +450,7 @@ pub(crate) fn launch<D: Device>(
 unsafe fn launch_reading<D: Device>(
     k: &Launcher<D>,
     stream: &D::Stream,
-    plan: &Plan,
+    plan: &CompanionPlan,
     base: u64,
     slot: usize,
     l: &Launch,
@@ -561,7 +561,7 @@ fn enqueue<D: Device>(
     }
     let t_queue = feeder_add(Stage::Staging, t_stage);
     // SAFETY: every copy stays inside the arena (the plan's regions; the staged planes are
-    // exactly region-sized: Geometry::of checked the job's plane lengths, host_uploads the
+    // exactly region-sized: CompanionGeometry::of checked the job's plane lengths, host_uploads the
     // host planes' sizes) and inside the ring buffer (staging holds every input region,
     // readback readback.bytes). Both host buffers are left alone until this frame's `done`
     // event completed: the buffer's lock is held by this frame until its scoring thread, which
@@ -702,9 +702,9 @@ pub struct GpuCompanions<D: Device> {
     ciede_table: CiedeTable,
     /// Capture each ring buffer's launches as graphs ([`SlotGraphs`]).
     graphs: bool,
-    /// Scratch copies wanted ([`Plan::scratch_sets`]).
+    /// Scratch copies wanted ([`CompanionPlan::scratch_sets`]).
     scratch_sets: usize,
-    /// [`Plan::host_sums`] for the next geometry ([`GpuCompanions::set_host_sums`]).
+    /// [`CompanionPlan::host_sums`] for the next geometry ([`GpuCompanions::set_host_sums`]).
     host_sums: bool,
 }
 
@@ -815,7 +815,7 @@ impl<D: Device> GpuCompanions<D> {
     }
 
     /// Make sure the buffers fit `geom` (reallocated only when the geometry changes).
-    fn setup(&mut self, geom: Geometry) -> Result<()> {
+    fn setup(&mut self, geom: CompanionGeometry) -> Result<()> {
         if self.frame.as_ref().is_some_and(|f| f.plan.geom == geom) {
             return Ok(());
         }
@@ -824,8 +824,8 @@ impl<D: Device> GpuCompanions<D> {
         SETUP_NS[SetupStage::Geometries as usize]
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (dev, stream) = (&self.launcher.dev, &self.launcher.stream);
-        let mut plan = Plan::with_ciede_table(geom, self.ciede_table);
-        let alloc = |plan: &Plan| {
+        let mut plan = CompanionPlan::with_ciede_table(geom, self.ciede_table);
+        let alloc = |plan: &CompanionPlan| {
             let staged: usize = plan.staged.iter().flatten().map(|r| r.bytes).sum();
             let ring = ring_len(staged + plan.readback.bytes, plan.slot_stride());
             let arena = dev.alloc(plan.device_bytes(ring));
@@ -841,7 +841,7 @@ impl<D: Device> GpuCompanions<D> {
         }
         if arena.is_err() && !plan.setup.is_empty() {
             // No room for CIEDE2000's table: without it (the same scores, computed).
-            plan = Plan::with_ciede_table(geom, CiedeTable::Off);
+            plan = CompanionPlan::with_ciede_table(geom, CiedeTable::Off);
             (ring, staged, arena) = alloc(&plan);
         }
         let arena = arena?;
@@ -983,8 +983,8 @@ impl<D: Device> GpuCompanions<D> {
             return Ok(ticket);
         }
         let geom = match host {
-            Some(h) => Geometry::of_host(companions, job, h)?,
-            None => Geometry::of(companions, job)?,
+            Some(h) => CompanionGeometry::of_host(companions, job, h)?,
+            None => CompanionGeometry::of(companions, job)?,
         };
         self.launcher.dev.bind()?;
         self.setup(geom)?;

@@ -1,16 +1,16 @@
-//! Each companion metric's part of a frame's [`Plan`]: which planes it reads, its regions of the
+//! Each companion metric's part of a frame's [`CompanionPlan`]: which planes it reads, its regions of the
 //! arena and its launches.
 //!
 //! A plan's arena is laid out in phases (shared tables, scratch, the frame's results, its
 //! planes, the per-pixel terms; then the launches), and within each phase the metrics take
 //! their regions in one order: PSNR, SSIM, MS-SSIM, CIEDE2000, PSNR-HVS. So each metric has one
-//! method per phase it takes part in, and [`Plan::with_ciede_table`] calls them phase by phase
+//! method per phase it takes part in, and [`CompanionPlan::with_ciede_table`] calls them phase by phase
 //! in that order; the offsets follow from that order alone.
 //!
-//! [`Plan`]: super::companion_plan::Plan
-//! [`Plan::with_ciede_table`]: super::companion_plan::Plan::with_ciede_table
+//! [`CompanionPlan`]: super::companion_plan::CompanionPlan
+//! [`CompanionPlan::with_ciede_table`]: super::companion_plan::CompanionPlan::with_ciede_table
 
-use super::companion_plan::{Arena, CiedeTable, Geometry, Inputs, PSNR_U32_ROW_MAX_WIDTH};
+use super::companion_plan::{Arena, CiedeTable, CompanionGeometry, Inputs, PSNR_U32_ROW_MAX_WIDTH};
 use super::launch::*;
 use crate::features::{cambi, ciede, ms_ssim, psnr_hvs, ssim};
 use crate::picture::Plane;
@@ -37,7 +37,7 @@ pub(crate) struct Psnr {
 }
 
 impl Psnr {
-    pub(crate) fn new(geom: &Geometry, need_plane: &mut [bool; 3]) -> Psnr {
+    pub(crate) fn new(geom: &CompanionGeometry, need_plane: &mut [bool; 3]) -> Psnr {
         let mut gpu = [false; 3];
         if geom.companions.psnr {
             for (p, g) in gpu.iter_mut().enumerate().take(geom.planes()) {
@@ -61,7 +61,7 @@ impl Psnr {
 
     pub(crate) fn launches(
         &self,
-        geom: &Geometry,
+        geom: &CompanionGeometry,
         inputs: &Inputs,
         zero: &mut Vec<Region>,
         launches: &mut Vec<Launch>,
@@ -94,7 +94,7 @@ pub(crate) struct Ssim {
 }
 
 impl Ssim {
-    pub(crate) fn new(geom: &Geometry, need_plane: &mut [bool; 3]) -> Ssim {
+    pub(crate) fn new(geom: &CompanionGeometry, need_plane: &mut [bool; 3]) -> Ssim {
         let ssim_geom = geom
             .companions
             .ssim
@@ -136,7 +136,12 @@ impl Ssim {
             .map(|(d, p)| terms(a, d, p, true));
     }
 
-    pub(crate) fn launches(&self, geom: &Geometry, inputs: &Inputs, launches: &mut Vec<Launch>) {
+    pub(crate) fn launches(
+        &self,
+        geom: &CompanionGeometry,
+        inputs: &Inputs,
+        launches: &mut Vec<Launch>,
+    ) {
         if let (Some((scale, sw, sh)), Some(t), Some((fr, fd))) =
             (self.geom, self.terms, self.scaled)
         {
@@ -172,7 +177,7 @@ pub(crate) struct MsSsim {
 }
 
 impl MsSsim {
-    pub(crate) fn new(geom: &Geometry, need_plane: &mut [bool; 3]) -> MsSsim {
+    pub(crate) fn new(geom: &CompanionGeometry, need_plane: &mut [bool; 3]) -> MsSsim {
         let ok = geom.companions.ms_ssim && ms_ssim::check_size(geom.w, geom.h).is_ok();
         need_plane[0] |= ok;
         MsSsim {
@@ -190,7 +195,7 @@ impl MsSsim {
             .map(|(lw, lh)| (lw.max(10) - 10, lh.max(10) - 10))
     }
 
-    pub(crate) fn scratch_hconv(&mut self, a: &mut Arena, geom: &Geometry) {
+    pub(crate) fn scratch_hconv(&mut self, a: &mut Arena, geom: &CompanionGeometry) {
         self.hc = self.ok.then(|| a.take(4 * 5 * (geom.w - 10) * geom.h));
     }
 
@@ -236,7 +241,12 @@ impl MsSsim {
         });
     }
 
-    pub(crate) fn launches(&self, geom: &Geometry, inputs: &Inputs, launches: &mut Vec<Launch>) {
+    pub(crate) fn launches(
+        &self,
+        geom: &CompanionGeometry,
+        inputs: &Inputs,
+        launches: &mut Vec<Launch>,
+    ) {
         let Some(ts) = self.terms else { return };
         let (pyr, levels) = (&self.pyr, &self.levels);
         for (src, dst) in [(inputs[0], pyr[0].0), (inputs[3], pyr[0].1)] {
@@ -288,7 +298,7 @@ pub(crate) struct Ciede {
 }
 
 impl Ciede {
-    pub(crate) fn new(geom: &Geometry, need_plane: &mut [bool; 3]) -> Ciede {
+    pub(crate) fn new(geom: &CompanionGeometry, need_plane: &mut [bool; 3]) -> Ciede {
         let factors = match (geom.companions.ciede, geom.chroma) {
             (true, Some((cw, ch))) => {
                 let view = |width, height| Plane {
@@ -312,19 +322,24 @@ impl Ciede {
         }
     }
 
-    pub(crate) fn tables(&mut self, a: &mut Arena, geom: &Geometry, table: CiedeTable) {
+    pub(crate) fn tables(&mut self, a: &mut Arena, geom: &CompanionGeometry, table: CiedeTable) {
         self.table =
             (self.factors.is_some() && table.wanted(geom)).then(|| a.take(CIEDE_TABLE_BYTES));
     }
 
-    pub(crate) fn results(&mut self, a: &mut Arena, geom: &Geometry) {
+    pub(crate) fn results(&mut self, a: &mut Arena, geom: &CompanionGeometry) {
         self.part = self.factors.map(|f| {
             let b = blocks(geom.w * geom.h, BLOCK as usize) as usize;
             (a.take(8 * b), b, f)
         });
     }
 
-    pub(crate) fn launches(&self, geom: &Geometry, inputs: &Inputs, launches: &mut Vec<Launch>) {
+    pub(crate) fn launches(
+        &self,
+        geom: &CompanionGeometry,
+        inputs: &Inputs,
+        launches: &mut Vec<Launch>,
+    ) {
         if let Some((part, _, f)) = self.part {
             let side = |o: usize| [0, 1, 2].map(|p| inputs[o + p].unwrap());
             launches.push(launch_ciede_pixels(
@@ -362,7 +377,7 @@ pub(crate) struct PsnrHvs {
 }
 
 impl PsnrHvs {
-    pub(crate) fn new(geom: &Geometry, need_plane: &mut [bool; 3]) -> PsnrHvs {
+    pub(crate) fn new(geom: &CompanionGeometry, need_plane: &mut [bool; 3]) -> PsnrHvs {
         let ok = geom.companions.psnr_hvs
             && geom.bpc <= 12
             && geom.planes() == 3
@@ -412,7 +427,7 @@ impl PsnrHvs {
     /// The launches, and the constant tables to upload once per geometry.
     pub(crate) fn launches(
         &self,
-        geom: &Geometry,
+        geom: &CompanionGeometry,
         inputs: &Inputs,
         tables: &mut Vec<(Region, Vec<u8>)>,
         launches: &mut Vec<Launch>,
@@ -478,7 +493,7 @@ pub(crate) struct Cambi {
 }
 
 impl Cambi {
-    pub(crate) fn new(geom: &Geometry, need_plane: &mut [bool; 3]) -> Cambi {
+    pub(crate) fn new(geom: &CompanionGeometry, need_plane: &mut [bool; 3]) -> Cambi {
         let cpu = geom
             .companions
             .cambi

@@ -45,7 +45,7 @@
 //!   (`SpeedChroma::sides`); the host finishes the score with the CPU's code
 //!   (`SpeedChroma::finish`: eigenvalues, QR, entropies, `log2`).
 //!
-//! A frame is described by a [`Plan`]: regions of one device arena (tables, scratch, results),
+//! A frame is described by a [`CompanionPlan`]: regions of one device arena (tables, scratch, results),
 //! regions to zero, the launch list and the region to read back. The GPU executes it
 //! (`backend::gpu::companion`, on CUDA and HIP); tests/companion_emulated.rs executes the same plan with the kernel
 //! text compiled as C++ on the CPU. Each launch is built by one typed function per kernel
@@ -111,7 +111,7 @@ pub enum CiedeTable {
 pub const CIEDE_TABLE_MIN_PIXELS: usize = 1 << 18;
 
 impl CiedeTable {
-    pub(crate) fn wanted(self, geom: &Geometry) -> bool {
+    pub(crate) fn wanted(self, geom: &CompanionGeometry) -> bool {
         geom.bpc == 8
             && match self {
                 CiedeTable::Auto => geom.w * geom.h >= CIEDE_TABLE_MIN_PIXELS,
@@ -130,7 +130,7 @@ pub type Fetch<'a> = dyn Fn(Region) -> Result<Vec<u8>> + Sync + 'a;
 
 /// What a plan depends on: the frame's geometry and the metrics asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Geometry {
+pub struct CompanionGeometry {
     pub w: usize,
     pub h: usize,
     pub bpc: u8,
@@ -142,9 +142,9 @@ pub struct Geometry {
     pub companions: Companions,
 }
 
-impl Geometry {
+impl CompanionGeometry {
     /// The geometry of a job asking for `companions`, after checking that its planes agree.
-    pub fn of(companions: &Companions, job: &FrameJob) -> Result<Geometry> {
+    pub fn of(companions: &Companions, job: &FrameJob) -> Result<CompanionGeometry> {
         let (r, d) = (&*job.reference, &*job.distorted);
         let bad = |why: String| Err(Error::Geometry(format!("CUDA companions: {why}")));
         if (r.width, r.height, r.bpc) != (d.width, d.height, d.bpc) {
@@ -179,7 +179,7 @@ impl Geometry {
         if !compact(r) || !compact(d) {
             return bad("luma plane shorter than width * height".into());
         }
-        Ok(Geometry {
+        Ok(CompanionGeometry {
             w: r.width,
             h: r.height,
             bpc: r.bpc,
@@ -191,7 +191,11 @@ impl Geometry {
 
     /// The geometry of a job asking for `companions` whose planes are in the caller's memory
     /// (`host`; the job's own planes carry only the geometry), after checking that they agree.
-    pub fn of_host(companions: &Companions, job: &FrameJob, host: &HostFrame) -> Result<Geometry> {
+    pub fn of_host(
+        companions: &Companions,
+        job: &FrameJob,
+        host: &HostFrame,
+    ) -> Result<CompanionGeometry> {
         let (r, d) = (&host.reference, &host.distorted);
         let bad = |why: String| Err(Error::Geometry(format!("CUDA companions: {why}")));
         let luma = (r.width(), r.height(), r.bpc());
@@ -227,7 +231,7 @@ impl Geometry {
             }
             None => None,
         };
-        Ok(Geometry {
+        Ok(CompanionGeometry {
             w: r.width(),
             h: r.height(),
             bpc: r.bpc(),
@@ -270,14 +274,14 @@ impl Arena {
 /// The arena holds, in this order, what every frame shares (each metric's scratch, constant
 /// tables) and the frame's own part (`results`: what is read back, then the frame's planes,
 /// then the per-pixel terms that stay on the device). A GPU with several frames in flight gives
-/// each its own copy of that part ([`Plan::device_offset`]), so that a frame's planes can be
+/// each its own copy of that part ([`CompanionPlan::device_offset`]), so that a frame's planes can be
 /// uploaded while the previous frame's kernels run and its terms are still there when its
 /// scores are computed; a plan run alone (slot 0) is exactly `arena` bytes. A metric's
 /// launches only touch its own scratch, the planes, the tables and its results, so the metrics
 /// may run at once.
 #[derive(Clone, Debug)]
-pub struct Plan {
-    pub geom: Geometry,
+pub struct CompanionPlan {
+    pub geom: CompanionGeometry,
     /// Arena size in bytes (with one copy of the results).
     pub arena: usize,
     /// Where the job's planes go, as u16: reference Y, Cb, Cr, then distorted Y, Cb, Cr
@@ -312,7 +316,7 @@ pub struct Plan {
     pub scratch: Region,
     /// Copies of `scratch` on the device (at least 1): the frame in ring slot `s` uses copy
     /// `s % scratch_sets` and that copy's streams, so that consecutive frames' kernels of one
-    /// metric can run at once ([`Plan::device_offset`]).
+    /// metric can run at once ([`CompanionPlan::device_offset`]).
     pub scratch_sets: usize,
     /// PSNR: per plane, the u64 SSE (within `readback`), or `None` where the host sums.
     psnr: [Option<Region>; 3],
@@ -336,19 +340,19 @@ pub struct Plan {
     /// Add every SSIM, MS-SSIM and PSNR-HVS sum on the host from the terms, whatever the GPU's
     /// sums say (a test hook: the path that the GPU leaves to rare frames).
     pub host_sums: bool,
-    /// [`Plan::scores`]' checks for the geometry, for frames whose planes the host does not
-    /// have ([`Plan::check_geometry`]; `None` until then).
+    /// [`CompanionPlan::scores`]' checks for the geometry, for frames whose planes the host does not
+    /// have ([`CompanionPlan::check_geometry`]; `None` until then).
     geometry_check: Option<Result<()>>,
 }
 
-impl Plan {
+impl CompanionPlan {
     /// The plan for a geometry. Metrics the GPU path leaves to the host are not in it.
-    pub fn new(geom: Geometry) -> Plan {
-        Plan::with_ciede_table(geom, CiedeTable::Auto)
+    pub fn new(geom: CompanionGeometry) -> CompanionPlan {
+        CompanionPlan::with_ciede_table(geom, CiedeTable::Auto)
     }
 
-    /// [`Plan::new`], with CIEDE2000's colour-conversion table as `table` says.
-    pub fn with_ciede_table(geom: Geometry, table: CiedeTable) -> Plan {
+    /// [`CompanionPlan::new`], with CIEDE2000's colour-conversion table as `table` says.
+    pub fn with_ciede_table(geom: CompanionGeometry, table: CiedeTable) -> CompanionPlan {
         let mut a = Arena::default();
         let mut need_plane = [false; 3];
         let mut psnr = Psnr::new(&geom, &mut need_plane);
@@ -362,7 +366,7 @@ impl Plan {
 
         // Shared by every frame: constant tables, then scratch, each used by one metric's
         // launches (which run in order on that metric's stream; with several scratch sets,
-        // frames take the sets in turn, each set with its own streams: Plan::scratch_sets).
+        // frames take the sets in turn, each set with its own streams: CompanionPlan::scratch_sets).
         ciede.tables(&mut a, &geom, table);
         hvs.tables(&mut a);
         cambi.tables(&mut a, &mut tables);
@@ -456,7 +460,7 @@ impl Plan {
         for &i in &metric_streams {
             metrics_used[i] = true;
         }
-        Plan {
+        CompanionPlan {
             geom,
             arena: a.bytes.max(256),
             inputs,
@@ -544,7 +548,7 @@ impl Plan {
         out
     }
 
-    /// The planes of a frame in the caller's memory to upload (as [`Plan::uploads`]): the host
+    /// The planes of a frame in the caller's memory to upload (as [`CompanionPlan::uploads`]): the host
     /// planes as they are, bytes for 8-bit planes (`narrow`), little-endian u16 above, each
     /// filling its region exactly.
     pub fn host_uploads<'a>(&self, host: &'a HostFrame) -> Result<Vec<(Region, &'a HostPlane)>> {
@@ -608,9 +612,9 @@ impl Plan {
         self.sums(rb, fetch, Some((&rp, &dp)))
     }
 
-    /// [`Plan::scores`] of a frame whose planes the host does not have (they were uploaded
-    /// from the caller's memory: [`Plan::reads_host_planes`]): the checks are the geometry's,
-    /// made once ([`Plan::check_geometry`]).
+    /// [`CompanionPlan::scores`] of a frame whose planes the host does not have (they were uploaded
+    /// from the caller's memory: [`CompanionPlan::reads_host_planes`]): the checks are the geometry's,
+    /// made once ([`CompanionPlan::check_geometry`]).
     pub fn scores_of_host_frame(&self, rb: &[u8], fetch: &Fetch<'_>) -> Result<CompanionScores> {
         match &self.geometry_check {
             Some(r) => r.clone()?,
@@ -639,7 +643,7 @@ impl Plan {
         self.speed_chroma.as_ref()?.sides(&bytes)
     }
 
-    /// Set [`Plan::scores_of_host_frame`]'s checks: [`Plan::scores`]' checks on planes of the
+    /// Set [`CompanionPlan::scores_of_host_frame`]'s checks: [`CompanionPlan::scores`]' checks on planes of the
     /// geometry (they read sizes and depths, not samples; the zeroed planes are not touched).
     pub fn check_geometry(&mut self) {
         let g = self.geom;
@@ -722,7 +726,7 @@ impl Plan {
         Ok(())
     }
 
-    /// The scores from the read-back results and the device's terms, after [`Plan::check`].
+    /// The scores from the read-back results and the device's terms, after [`CompanionPlan::check`].
     /// `planes`: the frame's planes (reference, distorted sides) where the host has them, for
     /// PSNR sums the GPU leaves to the host.
     fn sums(
@@ -869,7 +873,7 @@ impl Plan {
         }))
     }
 
-    /// CAMBI's score (after [`Plan::check`]): per scale the pooled value from the device's exact
+    /// CAMBI's score (after [`CompanionPlan::check`]): per scale the pooled value from the device's exact
     /// sum where it decides it ([`cambi::pool_exact`]), else from the scale's c-values read from
     /// the device in libvmaf's order; then the CPU code's weighting. Where the device does not
     /// compute the frame, the CPU code on the distorted plane.
@@ -1176,7 +1180,7 @@ mod tests {
             (181, 190, 10, 3),
             (217, 221, 10, 2),
         ] {
-            let g = Geometry {
+            let g = CompanionGeometry {
                 w,
                 h,
                 bpc,
@@ -1184,7 +1188,7 @@ mod tests {
                 interleaved: false,
                 companions: all,
             };
-            let mut plan = Plan::new(g);
+            let mut plan = CompanionPlan::new(g);
             plan.scratch_sets = sets;
             let ring = 7;
             let total = plan.device_bytes(ring);

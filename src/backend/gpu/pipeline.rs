@@ -33,7 +33,7 @@ use std::thread::JoinHandle;
 
 use super::companion::GpuCompanions;
 use super::device::{ArgValue, Device, DeviceMem, HostMem};
-use super::plan::{self, Arg, Buf, VmafPlan, slot};
+use super::plan::{self, Arg, SlotBuf, VmafPlan, slot};
 use super::staging::{StagePool, stage_threads};
 use crate::backend::stats::{CompanionTimes, WorkerTimes};
 use crate::backend::{Backend, ClipConfig, Companions, FrameAccum, FrameJob, HostFrame};
@@ -69,7 +69,7 @@ struct SlotJob {
 /// One frame in flight: its stream, buffers and host memory.
 pub(crate) struct FrameSlot<D: Device> {
     pub(crate) stream: D::Stream,
-    bufs: Vec<(Buf, D::Buf)>,
+    bufs: Vec<(SlotBuf, D::Buf)>,
     /// Host staging: reference, distorted, previous reference (`plane_bytes` each, 3 x that
     /// in `staging_bytes`), page-locked when a frame first stages a plane: planes the device
     /// uploads from where they are never need it (at 4K 10-bit the four slots' staging is
@@ -97,7 +97,7 @@ pub(crate) struct FrameSlot<D: Device> {
 }
 
 impl<D: Device> FrameSlot<D> {
-    fn buf(&self, b: Buf) -> Option<&D::Buf> {
+    fn buf(&self, b: SlotBuf) -> Option<&D::Buf> {
         self.bufs.iter().find(|(k, _)| *k == b).map(|(_, d)| d)
     }
 }
@@ -318,12 +318,12 @@ impl<D: Device> GpuWorker<D> {
         // SAFETY: fin has exactly fin_bytes.len() bytes; synchronized before fin_bytes drops.
         unsafe { dev.upload(fin.ptr(), &fin_bytes, &self.aux, "upload finalize table")? };
         dev.sync_stream(&self.aux)?;
-        let plane_bytes = plan.bytes(Buf::Ref);
+        let plane_bytes = plan.bytes(SlotBuf::Ref);
         for _ in 0..SLOTS {
             let stream = dev.stream()?;
             let mut bufs = Vec::new();
             for &(b, bytes) in &plan.bufs {
-                if matches!(b, Buf::Log2 | Buf::DivLookup | Buf::Finalize) {
+                if matches!(b, SlotBuf::Log2 | SlotBuf::DivLookup | SlotBuf::Finalize) {
                     continue;
                 }
                 bufs.push((b, dev.alloc(bytes)?));
@@ -352,14 +352,14 @@ impl<D: Device> GpuWorker<D> {
         Ok(())
     }
 
-    fn resolve(&self, s: usize, b: Buf) -> Result<u64> {
+    fn resolve(&self, s: usize, b: SlotBuf) -> Result<u64> {
         let d = match b {
-            Buf::Log2 => Some(&self.log2),
-            Buf::DivLookup => Some(&self.div),
-            Buf::Finalize => self.finalize.as_ref(),
-            Buf::Prev => match self.slots[s].motion_from {
-                Some(k) => self.slots[k].buf(Buf::Ref),
-                None => self.slots[s].buf(Buf::Prev),
+            SlotBuf::Log2 => Some(&self.log2),
+            SlotBuf::DivLookup => Some(&self.div),
+            SlotBuf::Finalize => self.finalize.as_ref(),
+            SlotBuf::Prev => match self.slots[s].motion_from {
+                Some(k) => self.slots[k].buf(SlotBuf::Ref),
+                None => self.slots[s].buf(SlotBuf::Prev),
             },
             other => self.slots[s].buf(other),
         };
@@ -502,12 +502,12 @@ impl<D: Device> GpuWorker<D> {
             _ => None,
         };
         // Set before any launch of the frame: the GPU shift of an uploaded previous reference
-        // resolves `Buf::Prev` through it (a stale value from the slot's last frame would name
+        // resolves `SlotBuf::Prev` through it (a stale value from the slot's last frame would name
         // another slot's reference).
         self.slots[s].motion_from = motion_from;
         let plan = self.plan.as_ref().expect("plan set up");
         let n = w * h;
-        let plane_bytes = plan.bytes(Buf::Ref);
+        let plane_bytes = plan.bytes(SlotBuf::Ref);
 
         // MSB-aligned host planes (P010: bpc bits 16 - bpc up) are uploaded as stored and
         // shifted down on the GPU (plan.shift); a plane stored some other way is shifted while
@@ -592,8 +592,8 @@ impl<D: Device> GpuWorker<D> {
         if self.slots[nx].motion_from == Some(s) {
             dev.wait(st, &self.slots[nx].done)?;
         }
-        let acc = slot.buf(Buf::Acc).expect("Acc");
-        let dst = |b: Buf| slot.buf(b).expect("plane buffer").ptr();
+        let acc = slot.buf(SlotBuf::Acc).expect("Acc");
+        let dst = |b: SlotBuf| slot.buf(b).expect("plane buffer").ptr();
         // SAFETY: every copy stays inside its buffers (plane_bytes each, staging 3 * plane_bytes,
         // acc.bytes); the staging memory is not written again before this slot's `done` event
         // (results are read before a slot is reused), so it outlives the asynchronous copies.
@@ -608,7 +608,7 @@ impl<D: Device> GpuWorker<D> {
             // kernels still hold the SMs (the zeroing below is a kernel).
             let mut queue = || -> Result<()> {
                 for (i, sp) in srcs.iter().enumerate() {
-                    let to = dst([Buf::Ref, Buf::Dis, Buf::Prev][i]);
+                    let to = dst([SlotBuf::Ref, SlotBuf::Dis, SlotBuf::Prev][i]);
                     match sp {
                         Src::Direct(p) => {
                             keep.push((*p).clone());
@@ -674,8 +674,8 @@ impl<D: Device> GpuWorker<D> {
         let asked = self.config.companions;
         let companions = if job.features && asked.any() {
             let luma = SlotLuma {
-                reference: dst(Buf::Ref),
-                distorted: dst(Buf::Dis),
+                reference: dst(SlotBuf::Ref),
+                distorted: dst(SlotBuf::Dis),
                 bytes: (n * if bpc == 8 { 1 } else { 2 }).min(plane_bytes),
                 stream: st,
             };
@@ -732,7 +732,7 @@ impl<D: Device> GpuWorker<D> {
             }
         }
         let slot = &mut self.slots[s];
-        let acc_ptr = slot.buf(Buf::Acc).expect("Acc").ptr();
+        let acc_ptr = slot.buf(SlotBuf::Acc).expect("Acc").ptr();
         // SAFETY: readback holds RESULTS u64; acc holds at least that many; readback is read
         // only after `done` completes.
         unsafe {
@@ -823,7 +823,7 @@ impl<D: Device> GpuWorker<D> {
         };
         let row = key.w * 2;
         let mut planes = Vec::new();
-        for b in [Buf::Ref, Buf::Dis] {
+        for b in [SlotBuf::Ref, SlotBuf::Dis] {
             let Some(buf) = self.slots[s].buf(b) else {
                 return err::<D>("range check: plane buffer missing");
             };

@@ -30,7 +30,7 @@ pub mod slot {
 
 /// Logical buffers of a frame slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Buf {
+pub enum SlotBuf {
     /// Reference luma, `w * h` samples (u8 for 8-bit content, u16 otherwise).
     Ref,
     /// Distorted luma, as `Ref`.
@@ -182,7 +182,7 @@ pub fn check_signature(l: &VmafLaunch) -> crate::Result<()> {
 #[derive(Clone, Copy, Debug)]
 pub enum Arg {
     /// Device pointer to `buf` plus `offset` bytes.
-    Ptr(Buf, usize),
+    Ptr(SlotBuf, usize),
     /// A null device pointer.
     Null,
     Vif(VifArgs),
@@ -217,7 +217,7 @@ pub struct VmafPlan {
     pub h: usize,
     pub bpc: u8,
     /// Bytes of each buffer.
-    pub bufs: Vec<(Buf, usize)>,
+    pub bufs: Vec<(SlotBuf, usize)>,
     /// The motion launch (only when the frame has a previous reference).
     pub motion: VmafLaunch,
     /// The range check of the frame's reference and distorted planes, for 9- to 15-bit
@@ -230,9 +230,9 @@ pub struct VmafPlan {
     pub shift: Option<[VmafLaunch; 3]>,
     /// VIF and ADM launches, in order, then the finalize launch.
     pub launches: Vec<VmafLaunch>,
-    /// Contents of `Buf::Finalize`.
+    /// Contents of `SlotBuf::Finalize`.
     pub finalize: Vec<FinalizeEntry>,
-    /// u64 words of `Buf::Acc` (results and per-row sums).
+    /// u64 words of `SlotBuf::Acc` (results and per-row sums).
     pub acc_words: usize,
 }
 
@@ -263,11 +263,11 @@ impl VmafPlan {
         let sample = if bpc == 8 { 1 } else { 2 };
         let b = bpc as u32;
         let mut bufs = vec![
-            (Buf::Ref, w * h * sample),
-            (Buf::Dis, w * h * sample),
-            (Buf::Prev, w * h * sample),
-            (Buf::Log2, 65537 * 2),
-            (Buf::DivLookup, 65537 * 4),
+            (SlotBuf::Ref, w * h * sample),
+            (SlotBuf::Dis, w * h * sample),
+            (SlotBuf::Prev, w * h * sample),
+            (SlotBuf::Log2, 65537 * 2),
+            (SlotBuf::DivLookup, 65537 * 4),
         ];
 
         // ---- VIF ----
@@ -277,8 +277,8 @@ impl VmafPlan {
         for s in 1..4 {
             vw[s] = vw[s - 1] / 2;
             vh[s] = vh[s - 1] / 2;
-            bufs.push((Buf::VifRef(s as u8), vw[s] * vh[s] * 2));
-            bufs.push((Buf::VifDis(s as u8), vw[s] * vh[s] * 2));
+            bufs.push((SlotBuf::VifRef(s as u8), vw[s] * vh[s] * 2));
+            bufs.push((SlotBuf::VifDis(s as u8), vw[s] * vh[s] * 2));
         }
         for s in 0..4 {
             let (mu_round, mu_shift, sq_round, sq_shift) = if s == 0 {
@@ -303,9 +303,9 @@ impl VmafPlan {
                 egl: vif_egl,
             };
             let (src_r, src_d) = if s == 0 {
-                (Buf::Ref, Buf::Dis)
+                (SlotBuf::Ref, SlotBuf::Dis)
             } else {
-                (Buf::VifRef(s as u8), Buf::VifDis(s as u8))
+                (SlotBuf::VifRef(s as u8), SlotBuf::VifDis(s as u8))
             };
             let kernel = match s {
                 0 if bpc == 8 => VmafKernel::VifS0U8,
@@ -318,13 +318,13 @@ impl VmafPlan {
                 Arg::Ptr(src_r, 0),
                 Arg::Ptr(src_d, 0),
                 Arg::Vif(va),
-                Arg::Ptr(Buf::Log2, 0),
+                Arg::Ptr(SlotBuf::Log2, 0),
             ];
             if s < 3 {
-                args.push(Arg::Ptr(Buf::VifRef(s as u8 + 1), 0));
-                args.push(Arg::Ptr(Buf::VifDis(s as u8 + 1), 0));
+                args.push(Arg::Ptr(SlotBuf::VifRef(s as u8 + 1), 0));
+                args.push(Arg::Ptr(SlotBuf::VifDis(s as u8 + 1), 0));
             }
-            args.push(Arg::Ptr(Buf::Acc, 8 * (slot::VIF + 4 * s)));
+            args.push(Arg::Ptr(SlotBuf::Acc, 8 * (slot::VIF + 4 * s)));
             launches.push(VmafLaunch {
                 kernel,
                 grid: grid(vw[s], vh[s], VIF_TW, VIF_TH),
@@ -340,10 +340,10 @@ impl VmafPlan {
             ah[s + 1] = ah[s].div_ceil(2);
         }
         let rbuf_plane = aw[1] * ah[1];
-        bufs.push((Buf::RBuf, 6 * rbuf_plane * 4));
+        bufs.push((SlotBuf::RBuf, 6 * rbuf_plane * 4));
         for s in 1..4 {
-            bufs.push((Buf::AdmRef(s as u8), aw[s] * ah[s] * 4));
-            bufs.push((Buf::AdmDis(s as u8), aw[s] * ah[s] * 4));
+            bufs.push((SlotBuf::AdmRef(s as u8), aw[s] * ah[s] * 4));
+            bufs.push((SlotBuf::AdmDis(s as u8), aw[s] * ah[s] * 4));
         }
         let mut rows_at = slot::RESULTS;
         let mut finalize = Vec::new();
@@ -416,8 +416,8 @@ impl VmafPlan {
             rows_at += 9 * bh;
             let (src_r, src_d, dwt) = if s == 0 {
                 (
-                    Buf::Ref,
-                    Buf::Dis,
+                    SlotBuf::Ref,
+                    SlotBuf::Dis,
                     if bpc == 8 {
                         VmafKernel::AdmDwtS0U8
                     } else {
@@ -426,15 +426,15 @@ impl VmafPlan {
                 )
             } else {
                 (
-                    Buf::AdmRef(s as u8),
-                    Buf::AdmDis(s as u8),
+                    SlotBuf::AdmRef(s as u8),
+                    SlotBuf::AdmDis(s as u8),
                     VmafKernel::AdmDwtS123,
                 )
             };
             let (next_r, next_d) = if s < 3 {
                 (
-                    Arg::Ptr(Buf::AdmRef(s as u8 + 1), 0),
-                    Arg::Ptr(Buf::AdmDis(s as u8 + 1), 0),
+                    Arg::Ptr(SlotBuf::AdmRef(s as u8 + 1), 0),
+                    Arg::Ptr(SlotBuf::AdmDis(s as u8 + 1), 0),
                 )
             } else {
                 (Arg::Null, Arg::Null)
@@ -448,9 +448,9 @@ impl VmafPlan {
                     Arg::Adm(aa),
                     next_r,
                     next_d,
-                    Arg::Ptr(Buf::RBuf, 0),
-                    Arg::Ptr(Buf::DivLookup, 0),
-                    Arg::Ptr(Buf::Acc, 8 * den_rows),
+                    Arg::Ptr(SlotBuf::RBuf, 0),
+                    Arg::Ptr(SlotBuf::DivLookup, 0),
+                    Arg::Ptr(SlotBuf::Acc, 8 * den_rows),
                 ],
             });
             launches.push(VmafLaunch {
@@ -461,9 +461,9 @@ impl VmafPlan {
                 },
                 grid: grid(rw, rh, ADM_TW, ADM_TH),
                 args: vec![
-                    Arg::Ptr(Buf::RBuf, 0),
+                    Arg::Ptr(SlotBuf::RBuf, 0),
                     Arg::Adm(aa),
-                    Arg::Ptr(Buf::Acc, 8 * cm_rows),
+                    Arg::Ptr(SlotBuf::Acc, 8 * cm_rows),
                 ],
             });
 
@@ -494,17 +494,17 @@ impl VmafPlan {
             kernel: VmafKernel::AdmFinalize,
             grid: (finalize.len() as u32, 1),
             args: vec![
-                Arg::Ptr(Buf::Acc, 0),
-                Arg::Ptr(Buf::Finalize, 0),
-                Arg::Ptr(Buf::Acc, 0),
+                Arg::Ptr(SlotBuf::Acc, 0),
+                Arg::Ptr(SlotBuf::Finalize, 0),
+                Arg::Ptr(SlotBuf::Acc, 0),
             ],
         });
         bufs.push((
-            Buf::Finalize,
+            SlotBuf::Finalize,
             finalize.len() * std::mem::size_of::<FinalizeEntry>(),
         ));
         let acc_words = rows_at;
-        bufs.push((Buf::Acc, acc_words * 8));
+        bufs.push((SlotBuf::Acc, acc_words * 8));
 
         let motion = VmafLaunch {
             kernel: if bpc == 8 {
@@ -514,15 +514,15 @@ impl VmafPlan {
             },
             grid: grid(w, h, MOT_TW, MOT_TH),
             args: vec![
-                Arg::Ptr(Buf::Prev, 0),
-                Arg::Ptr(Buf::Ref, 0),
+                Arg::Ptr(SlotBuf::Prev, 0),
+                Arg::Ptr(SlotBuf::Ref, 0),
                 Arg::Motion(MotionArgs {
                     w: w as i32,
                     h: h as i32,
                     bpc: bpc as i32,
                     pad0: 0,
                 }),
-                Arg::Ptr(Buf::Acc, 8 * slot::MOTION),
+                Arg::Ptr(SlotBuf::Acc, 8 * slot::MOTION),
             ],
         };
 
@@ -542,17 +542,17 @@ impl VmafPlan {
             kernel: VmafKernel::RangeU16,
             grid: (blocks, 1),
             args: vec![
-                Arg::Ptr(Buf::Ref, 0),
-                Arg::Ptr(Buf::Dis, 0),
+                Arg::Ptr(SlotBuf::Ref, 0),
+                Arg::Ptr(SlotBuf::Dis, 0),
                 Arg::Range(RangeArgs {
                     n,
                     mask: (0xffffu32 << bpc) & 0xffff,
                 }),
-                Arg::Ptr(Buf::Acc, 8 * slot::RANGE),
+                Arg::Ptr(SlotBuf::Acc, 8 * slot::RANGE),
             ],
         });
         let shift = words.map(|(blocks, n)| {
-            [Buf::Ref, Buf::Dis, Buf::Prev].map(|b| VmafLaunch {
+            [SlotBuf::Ref, SlotBuf::Dis, SlotBuf::Prev].map(|b| VmafLaunch {
                 kernel: VmafKernel::ShiftU16,
                 grid: (blocks, 1),
                 args: vec![
@@ -580,7 +580,7 @@ impl VmafPlan {
     }
 
     /// Bytes of `buf`.
-    pub fn bytes(&self, buf: Buf) -> usize {
+    pub fn bytes(&self, buf: SlotBuf) -> usize {
         self.bufs
             .iter()
             .find(|(b, _)| *b == buf)
@@ -589,7 +589,7 @@ impl VmafPlan {
     }
 }
 
-/// The frame's accumulators from the first [`slot::RESULTS`] words of `Buf::Acc`.
+/// The frame's accumulators from the first [`slot::RESULTS`] words of `SlotBuf::Acc`.
 pub fn accum_from_words(words: &[u64], features: bool, motion: bool) -> crate::backend::FrameAccum {
     use crate::features::adm::{AdmAccum, AdmScaleAccum};
     use crate::features::vif::{VifAccum, VifScaleAccum};
@@ -713,7 +713,7 @@ mod tests {
                 .shift
                 .iter()
                 .flatten()
-                .zip([Buf::Ref, Buf::Dis, Buf::Prev])
+                .zip([SlotBuf::Ref, SlotBuf::Dis, SlotBuf::Prev])
             {
                 let (Arg::Ptr(pb, 0), Arg::Shift(a)) = (l.args[0], l.args[1]) else {
                     panic!("{l:?}")

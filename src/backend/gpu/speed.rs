@@ -1,4 +1,4 @@
-//! SpEED chroma's part of a frame's companion [`Plan`]: for each of the four plane sides
+//! SpEED chroma's part of a frame's companion [`CompanionPlan`]: for each of the four plane sides
 //! (reference U, distorted U, reference V, distorted V) the device computes what
 //! [`SpeedChroma::sides`] computes on the CPU ([`SpeedSide`]: the operating image after the
 //! local-mean removal, the 25 means and the 25x25 covariances, each sum in the CPU's order and
@@ -12,11 +12,11 @@
 //! are results (read back: 4 x (op_w x op_h + 650) floats, 130 KB at 4K
 //! 4:2:0).
 //!
-//! [`Plan`]: super::companion_plan::Plan
+//! [`CompanionPlan`]: super::companion_plan::CompanionPlan
 
 use std::sync::Arc;
 
-use super::companion_plan::{Arena, Geometry, Inputs};
+use super::companion_plan::{Arena, CompanionGeometry, Inputs};
 use super::launch::*;
 use crate::error::{Error, Result};
 use crate::features::speed::{self, GpuLayout, PrescaleMethod, SpeedChroma, SpeedSide};
@@ -80,7 +80,7 @@ pub(crate) fn no_chroma() -> Error {
 }
 
 impl SpeedPart {
-    pub(crate) fn new(geom: &Geometry, need_plane: &mut [bool; 3]) -> SpeedPart {
+    pub(crate) fn new(geom: &CompanionGeometry, need_plane: &mut [bool; 3]) -> SpeedPart {
         let mut part = SpeedPart {
             scores: None,
             layout: None,

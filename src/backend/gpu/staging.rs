@@ -101,7 +101,7 @@ pub(crate) fn copy_rows_shifted(src: &[u8], stride: usize, dst: &mut [u8], row: 
 }
 
 /// Work for a staging thread.
-pub(crate) enum Task {
+pub(crate) enum StageTask {
     Convert(Chunk),
     Rows(Rows),
 }
@@ -109,7 +109,7 @@ pub(crate) enum Task {
 /// Threads that convert planes into pinned staging memory in parallel (memory bandwidth of one
 /// core is the limit of the host side at high frame rates).
 pub(crate) struct StagePool {
-    txs: Vec<Sender<Task>>,
+    txs: Vec<Sender<StageTask>>,
     done: Receiver<()>,
     threads: Vec<JoinHandle<()>>,
 }
@@ -120,15 +120,15 @@ impl StagePool {
         let mut txs = Vec::new();
         let mut threads = Vec::new();
         for i in 0..helpers {
-            let (tx, rx) = mpsc::channel::<Task>();
+            let (tx, rx) = mpsc::channel::<StageTask>();
             let done_tx = done_tx.clone();
             let t = std::thread::Builder::new()
                 .name(format!("vmafgpu-stage{i}"))
                 .spawn(move || {
                     while let Ok(t) = rx.recv() {
                         let c = match t {
-                            Task::Convert(c) => c,
-                            Task::Rows(r) => {
+                            StageTask::Convert(c) => c,
+                            StageTask::Rows(r) => {
                                 // SAFETY: see Rows: StagePool::copy_rows made the task from
                                 // live, disjoint slices and waits for the done message below.
                                 unsafe { r.run() };
@@ -200,7 +200,7 @@ impl StagePool {
                 len: s.len(),
                 eight_bit,
             };
-            if helper < self.txs.len() && self.txs[helper].send(Task::Convert(c)).is_ok() {
+            if helper < self.txs.len() && self.txs[helper].send(StageTask::Convert(c)).is_ok() {
                 sent += 1;
             } else {
                 mine.push((s, d));
@@ -257,11 +257,11 @@ impl StagePool {
         for (k, r) in runs.into_iter().enumerate() {
             let helper = k % parts;
             if helper < self.txs.len() {
-                match self.txs[helper].send(Task::Rows(r)) {
+                match self.txs[helper].send(StageTask::Rows(r)) {
                     Ok(()) => sent += 1,
                     Err(e) => match e.0 {
-                        Task::Rows(r) => mine.push(r),
-                        Task::Convert(_) => unreachable!("sent rows"),
+                        StageTask::Rows(r) => mine.push(r),
+                        StageTask::Convert(_) => unreachable!("sent rows"),
                     },
                 }
             } else {
