@@ -17,6 +17,9 @@ for features in "" "--all-features" "--no-default-features" "--no-default-featur
   cargo clippy --all-targets $features -- -D warnings
 done
 
+step "cargo doc (broken or private intra-doc links are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --all-features
+
 step "CUDA kernels compile with NVRTC (scripts/check-kernels.sh: NVRTC from its PyPI wheel)"
 scripts/check-kernels.sh
 

@@ -330,9 +330,9 @@ pub struct MotionScores {
 /// frame by frame, as libvmaf 3.2.0's `flush()` (integer_motion.c) does for the whole clip.
 ///
 /// With the default options (`stride` = `min_idx` = 1):
-/// - motion2[0] = 0; motion2[i] = min(s[i], s[i+1]); the last frame: motion2[n-1] = s[n-1].
-/// - motion3[0] = min(blend(s[1]), max_val) (s[min_idx], if the clip has a second frame, else 0);
-///   motion3[i] = min(blend(motion2[i]), max_val), averaged with the previous processed value
+/// - `motion2[0] = 0`; `motion2[i] = min(s[i], s[i+1])`; the last frame: `motion2[n-1] = s[n-1]`.
+/// - `motion3[0] = min(blend(s[1]), max_val)` (`s[min_idx]`, if the clip has a second frame, else 0);
+///   `motion3[i] = min(blend(motion2[i]), max_val)`, averaged with the previous processed value
 ///   when `moving_average` is set.
 ///
 /// So frame i is final as soon as frame i+1's SAD score is known ([`MotionSequence::push`]), and

@@ -6,7 +6,7 @@
 //! with the CSF tables, a `float` accumulator over the whole plane.
 //!
 //! Structure for other backends: [`block_terms`] gives the 64 `float` terms of one block
-//! (integer DCT plus per-block float work); [`plane_score`] adds them in a fixed order (blocks in
+//! (integer DCT plus per-block float work); `plane_score` adds them in a fixed order (blocks in
 //! raster order, terms in coefficient order) into one sequential `float` sum, as libvmaf does.
 //!
 //! libvmaf refuses depths above 12 bits (its 32-bit DCT arithmetic would overflow) and 4:0:0

@@ -46,7 +46,7 @@
 //!
 //! # Pooling
 //!
-//! [`PoolMethod`], [`pool`], [`pool_all`] and [`PoolAccumulator`] (one frame at a time) pool
+//! [`PoolMethod`], [`pool()`], [`pool_all`] and [`PoolAccumulator`] (one frame at a time) pool
 //! per-frame values into libvmaf's `min`, `max`, `mean` and `harmonic_mean` exactly
 //! (libvmaf/src/libvmaf.c `vmaf_feature_score_pooled`).
 //!

@@ -689,7 +689,7 @@ fn widen_luma<D: Device>(
 /// returns a ticket at once, and [`GpuCompanions::take`] waits for that frame's scores. The
 /// caller (the backend's worker) thus spends no time per frame on the companion metrics, the
 /// GPU works on later frames meanwhile (uploads, each metric's kernels and readbacks on
-/// streams of their own, ordered by events: see [`Launcher`]), and the scores of up to
+/// streams of their own, ordered by events: see `Launcher`), and the scores of up to
 /// [`ring_len`] frames are finished at once.
 pub struct GpuCompanions<D: Device> {
     pub(crate) launcher: Arc<Launcher<D>>,

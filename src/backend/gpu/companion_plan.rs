@@ -11,7 +11,7 @@
 //! - PSNR: integer SSE per plane on the GPU (exact), `psnr_from_sse` on the host.
 //! - SSIM, MS-SSIM: decimation, 11-tap convolutions and per-pixel terms (l, c as double, s as
 //!   float) on the GPU. libvmaf's means are sequential double sums rounded to float; the GPU
-//!   also writes, per block, the sums that bound the sequential sum ([`ssim::SumBound`]: a
+//!   also writes, per block, the sums that bound the sequential sum (`ssim::SumBound`: a
 //!   rigorous error bound, so that where both ends of the interval round to one float, that
 //!   float is the CPU's). Where they do not (rare: an interval of ~1e-10 relative width across a
 //!   float rounding boundary), the host reads that image's terms from the frame's own copy of the

@@ -125,7 +125,7 @@ const WATSON_Y: WatsonY = WatsonY {
     g: [1.501, 1.0, 0.534, 1.0],
 };
 /// `adm_csf_mode` 0, `ADM_CSF_MODE_WATSON97` (integer_adm.h): CSF factors from Watson's noise
-/// model ([`dwt_quant_step`]); libvmaf's default.
+/// model (`dwt_quant_step`); libvmaf's default.
 pub const CSF_MODE_WATSON: i32 = 0;
 /// `adm_csf_mode` 2, `ADM_CSF_MODE_BARTEN_WATSON_BLEND` (integer_adm.h): CSF factors from the
 /// blended Barten-Watson tables ([`BLENDED_CSF`]); the VMAF v1.0.16 models use it.

@@ -14,7 +14,7 @@
 //!    above); the 2x2 anti-dithering average when `enc_bitdepth` < 10.
 //! 2. **Spatial mask.** A pixel is "flat" when it equals its right and bottom neighbours (the
 //!    last column and row count as equal); the mask is set where the zero-padded 7x7 count of
-//!    flat pixels exceeds `mask_index` ([`mask_index`]).
+//!    flat pixels exceeds `mask_index` (`mask_index`).
 //! 3. **Five scales.** At scale > 0 (and at scale 0 when the high-resolution speed-up is active)
 //!    the image and the mask are decimated by two; the image then goes through a 3x3 mode
 //!    filter, and each masked pixel gets a c-value from the exact counts of masked pixels of
