@@ -547,6 +547,7 @@ fn cambi_equals_cpu() {
             (1920, 1080, 10),
             (2560, 1440, 16),
             (3840, 2160, 10),
+            (7680, 4320, 10),
         ] {
             if host_sums && w * h > 1920 * 1080 {
                 continue;
@@ -555,6 +556,10 @@ fn cambi_equals_cpu() {
             for c in gpu_content::ALL {
                 seed += 1;
                 planes.push(("synthetic", gpu_content::frames(c, w, h, bpc, seed).1));
+            }
+            // 8K: banded and one synthetic content (the CPU reference takes seconds a frame)
+            if w * h > 3840 * 2160 {
+                planes.truncate(2);
             }
             for (cname, d) in planes {
                 for (oname, p) in options {
@@ -660,6 +665,7 @@ fn speed_chroma_equals_cpu() {
         (1280, 720),
         (1920, 1080),
         (3840, 2160),
+        (7680, 4320),
     ] {
         for p in models {
             for c in [Content::Natural, Content::Random] {
