@@ -8,6 +8,7 @@
 //! GPU milliseconds per frame of each metric's kernels at 1080p 8-bit 4:2:0 (CUDA events).
 //!
 //! Without a GPU each test prints why and passes, unless VMAFGPU_REQUIRE_GPU=1.
+//! VMAFGPU_PARITY_QUICK=1 keeps CAMBI and SpEED to small sizes (compute-sanitizer runs).
 #![cfg(feature = "cuda")]
 
 mod gpu_content;
@@ -34,6 +35,12 @@ const CIEDE_BOUND: f64 = 1e-6;
 
 fn require_gpu() -> bool {
     std::env::var("VMAFGPU_REQUIRE_GPU").as_deref() == Ok("1")
+}
+
+/// VMAFGPU_PARITY_QUICK=1: CAMBI and SpEED at small sizes only (for compute-sanitizer runs,
+/// which are two orders of magnitude slower); every kernel variant still runs.
+fn quick() -> bool {
+    std::env::var("VMAFGPU_PARITY_QUICK").as_deref() == Ok("1")
 }
 
 fn gpu_or_skip(test: &str) -> Option<CompanionGpu> {
@@ -549,7 +556,7 @@ fn cambi_equals_cpu() {
             (3840, 2160, 10),
             (7680, 4320, 10),
         ] {
-            if host_sums && w * h > 1920 * 1080 {
+            if host_sums && w * h > 1920 * 1080 || quick() && w * h > 640 * 360 {
                 continue;
             }
             let mut planes = vec![("banded", gpu_content::banded(w, h, bpc, seed))];
@@ -667,6 +674,9 @@ fn speed_chroma_equals_cpu() {
         (3840, 2160),
         (7680, 4320),
     ] {
+        if quick() && w * h > 640 * 360 {
+            continue;
+        }
         for p in models {
             for c in [Content::Natural, Content::Random] {
                 run(&mut rep, &mut g, c, (w, h, 10), Some((1, 1)), p);
@@ -677,7 +687,8 @@ fn speed_chroma_equals_cpu() {
         for bpc in [8u8, 10, 12, 16] {
             for c in gpu_content::ALL {
                 for p in models {
-                    run(&mut rep, &mut g, c, (1280, 720, bpc), layout, p);
+                    let (w, h) = if quick() { (352, 288) } else { (1280, 720) };
+                    run(&mut rep, &mut g, c, (w, h, bpc), layout, p);
                 }
             }
         }
@@ -693,7 +704,11 @@ fn speed_chroma_equals_cpu() {
                 &mut rep,
                 &mut g,
                 Content::Natural,
-                (1920, 1080, 10),
+                if quick() {
+                    (640, 360, 10)
+                } else {
+                    (1920, 1080, 10)
+                },
                 Some((1, 1)),
                 v1(ps, method),
             );
@@ -708,7 +723,11 @@ fn speed_chroma_equals_cpu() {
             &mut rep,
             &mut g,
             Content::Natural,
-            (1920, 1080, 8),
+            if quick() {
+                (640, 360, 8)
+            } else {
+                (1920, 1080, 8)
+            },
             Some((0, 0)),
             p,
         );

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# decode-only vs decode+score: 1080p H.264 (x264, 600 frames x4 concatenated, nvh264dec) and 4K 10-bit HEVC (x265, nvh265dec)
+# decode-only vs decode+score: 1080p H.264 (x264, 300 frames x8 concatenated, nvh264dec) and 4K 10-bit HEVC (x265, 100 frames x10, nvh265dec), from encode.sh
 set -u
-cd "${VMAFGPU_H264_DIR:-.gpudata/h264}"
-for s in ref dis; do cat b1080_$s.h264 b1080_$s.h264 b1080_$s.h264 b1080_$s.h264 > /tmp/b4_$s.h264; done
+cd "${VMAFGPU_NVBENCH_DIR:-.gpudata/nvbench}"
+for s in ref dis; do for i in 1 2 3 4 5 6 7 8; do cat b1080_$s.h264; done > /tmp/b4_$s.h264; done
 R=/tmp/b4_ref.h264; D=/tmp/b4_dis.h264
 CU='nvh264dec ! video/x-raw(memory:CUDAMemory)'
 SY='nvh264dec ! video/x-raw'
@@ -15,9 +15,9 @@ t decode_only_system filesrc location=$R ! h264parse ! $SY ! fakesink sync=false
 t decode_score_system filesrc location=$R ! h264parse ! $SY ! v.ref_sink filesrc location=$D ! h264parse ! $SY ! v.dist_sink vmafgpu name=v backend=cuda ! fakesink sync=false
 # frames and the route taken (warnings of the element)
 GST_DEBUG=vmafgpu:2 gst-launch-1.0 -m filesrc location=$R ! h264parse ! $CU ! v.ref_sink filesrc location=$D ! h264parse ! $CU ! v.dist_sink vmafgpu name=v backend=cuda ! fakesink sync=false 2>&1 | grep -E "type=\(string\)pooled|downloaded|WARN|ERROR" | cut -c1-400 | head -8
-# 4K 10-bit HEVC (encode.sh: 200 frames x5 concatenated), nvh265dec (P010 in CUDA memory)
+# 4K 10-bit HEVC (encode.sh: 100 frames x10 concatenated), nvh265dec (P010 in CUDA memory)
 if [ -e b2160p10_ref.h265 ]; then
-  for s in ref dis; do for i in 1 2 3 4 5; do cat b2160p10_$s.h265; done > /tmp/c4_$s.h265; done
+  for s in ref dis; do for i in 1 2 3 4 5 6 7 8 9 10; do cat b2160p10_$s.h265; done > /tmp/c4_$s.h265; done
   R=/tmp/c4_ref.h265; D=/tmp/c4_dis.h265
   C5='nvh265dec ! video/x-raw(memory:CUDAMemory)'
   t hevc4k_decode_only_cuda filesrc location=$R ! h265parse ! $C5 ! fakesink sync=false filesrc location=$D ! h265parse ! $C5 ! fakesink sync=false

@@ -2,7 +2,7 @@
 # Routes compared with ==: the element's frame messages (every metric, GStreamer's round-trip
 # double serialisation), timing fields stripped. $1 = out dir.
 set -u
-O=$1; H=${VMAFGPU_H264_DIR:-.gpudata/h264}
+O=$1; H=${VMAFGPU_H264_DIR:-.gpudata/h264}; N=${VMAFGPU_NVBENCH_DIR:-.gpudata/nvbench}
 CU='nvh264dec ! video/x-raw(memory:CUDAMemory)'
 SY='nvh264dec ! video/x-raw'
 run() { # name ref_src dist_src props
@@ -15,7 +15,8 @@ run() { # name ref_src dist_src props
 }
 same() { if cmp -s $O/$1.frames $O/$2.frames && [ -s $O/$1.frames ]; then echo "  == $1 vs $2: identical"; else echo "  !! $1 vs $2 DIFFER"; diff $O/$1.frames $O/$2.frames | head -4 | cut -c1-300; fi; }
 for c in carphone bbb720 b1080; do
-  R="filesrc location=$H/${c}_ref.h264 ! h264parse"; D="filesrc location=$H/${c}_dis.h264 ! h264parse"
+  d=$H; [ $c = b1080 ] && d=$N
+  R="filesrc location=$d/${c}_ref.h264 ! h264parse"; D="filesrc location=$d/${c}_dis.h264 ! h264parse"
   run ${c}_cuda "$R ! $CU" "$D ! $CU" backend=cuda
   run ${c}_sys "$R ! $SY" "$D ! $SY" backend=cuda
   run ${c}_mix1 "$R ! $CU" "$D ! $SY" backend=cuda
@@ -28,6 +29,6 @@ for c in carphone bbb720 b1080; do
   fi
 done
 # avdec_h264 (decoded on the build machine into raw I420) vs nvh264dec
-for s in ref dis; do gunzip -c $H/carphone_$s.avdec.yuv.gz > /tmp/carphone_$s.avdec.yuv; done
+for s in ref dis; do gunzip -c $N/carphone_$s.avdec.yuv.gz > /tmp/carphone_$s.avdec.yuv; done
 run carphone_avdec "filesrc location=/tmp/carphone_ref.avdec.yuv ! rawvideoparse width=176 height=144 format=i420 framerate=25/1" "filesrc location=/tmp/carphone_dis.avdec.yuv ! rawvideoparse width=176 height=144 format=i420 framerate=25/1" backend=cuda
 same carphone_avdec carphone_cuda
