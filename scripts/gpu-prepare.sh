@@ -6,8 +6,10 @@
 #   .gpudata/bins.tar.xz the release test binaries and examples that scripts/gpu-machine-run.sh runs
 #   .gpudata/full/       carphone and bbb360p10 whole (xz)
 #   .gpudata/h264/       scripts/cuda-memory/encode.sh (H.264, lossless HEVC, 4K 10-bit HEVC)
-# Then, with the device tool: carry .gstbundle .gpudata/bins.tar.xz .gpudata/full .gpudata/h264
-# and run `source .gstbundle/env.sh && BUDGET=540 scripts/gpu-machine-run.sh` (PARTS to choose).
+#   .gpudata/nvbench/    the NVDEC benchmarks' files (encode.sh too)
+# Then, with the device tool: carry .gstbundle .gpudata/bins.tar.xz .gpudata/h264 and either
+# .gpudata/full (PARTS "T B S C X") or .gpudata/nvbench (PARTS "M B S C X"): both do not fit;
+# run `source .gstbundle/env.sh && PARTS=... BUDGET=540 scripts/gpu-machine-run.sh`.
 # All git-ignored. Needs scripts/install-deps.sh and scripts/fetch-test-data.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,8 +34,10 @@ rm -rf "$b"
 for f in carphone_ref carphone_dis bbb360p10_ref bbb360p10_dis; do
   [ -e .gpudata/full/$f.yuv.xz ] || xz -T2 -6 -c tests/data/yuv/$f.yuv > .gpudata/full/$f.yuv.xz
 done
-[ -e .gpudata/h264/b2160p10_dis.h265 ] || scripts/cuda-memory/encode.sh
+[ -e .gpudata/nvbench/b2160p10_dis.h265 ] || scripts/cuda-memory/encode.sh
 tracked=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
-carried=$(du -cb .gstbundle .gpudata/bins.tar.xz .gpudata/full .gpudata/h264 | tail -1 | cut -f1)
-echo "transfer: tracked $((tracked >> 20)) MiB + carried $((carried >> 20)) MiB (limit 64 MiB)"
-du -sh .gstbundle .gpudata/bins.tar.xz .gpudata/full .gpudata/h264
+for data in .gpudata/full .gpudata/nvbench; do
+  carried=$(du -cb .gstbundle .gpudata/bins.tar.xz .gpudata/h264 $data | tail -1 | cut -f1)
+  echo "transfer with $data: tracked $((tracked >> 20)) MiB + carried $((carried >> 20)) MiB (limit 64 MiB)"
+done
+du -sh .gstbundle .gpudata/bins.tar.xz .gpudata/full .gpudata/h264 .gpudata/nvbench
