@@ -173,15 +173,19 @@ fn gpu_reason() -> Option<String> {
         .map(|e| e.to_string())
 }
 
-/// Skip (saying why) or fail under VMAFGPU_REQUIRE_GPU=1, unless the GPU, nvh264dec,
-/// avdec_h264 and x264enc are all here.
-fn gpu_or_skip(test: &str) -> bool {
-    let why = gpu_reason().or_else(|| {
-        ["nvh264dec", "h264parse"]
-            .into_iter()
-            .find(|e| gst::ElementFactory::find(e).is_none())
-            .map(|e| format!("GStreamer element {e} is not installed"))
-    });
+/// The first of `elements` that is not installed.
+fn missing(elements: &[&'static str]) -> Option<&'static str> {
+    elements
+        .iter()
+        .copied()
+        .find(|e| gst::ElementFactory::find(e).is_none())
+}
+
+/// Skip (saying why) or fail under VMAFGPU_REQUIRE_GPU=1, unless the GPU and the GStreamer
+/// `elements` (the decoders) are here.
+fn gpu_or_skip(test: &str, elements: &[&'static str]) -> bool {
+    let why = gpu_reason()
+        .or_else(|| missing(elements).map(|e| format!("GStreamer element {e} is not installed")));
     match why {
         None => true,
         Some(why) => {
@@ -198,21 +202,26 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Encode raw I420 `yuv` (w x h) to an H.264 elementary stream in `out` (x264, CPU).
-fn encode(yuv: &Path, w: u32, h: u32, out: &Path) {
+/// H.264 (x264, CPU) as the test pairs are encoded.
+const X264: &str = "x264enc speed-preset=faster bitrate=400 key-int-max=24 threads=4 ! \
+                    video/x-h264,profile=high ! h264parse ! video/x-h264,stream-format=byte-stream";
+/// HEVC without loss (x265 `lossless=1`: transquant bypass, a Main and Main 10 tool).
+const X265_LOSSLESS: &str = "x265enc option-string=lossless=1 speed-preset=ultrafast ! \
+                             video/x-h265,stream-format=byte-stream";
+
+/// Encode raw `yuv` (w x h, GStreamer's rawvideoparse `format`) with `encoder` (elements and
+/// caps) into the elementary stream `out`, unless it is there.
+fn encode(yuv: &Path, (w, h): (usize, usize), format: &str, encoder: &str, out: &Path) {
     if out.exists() {
         return;
     }
     let tmp = out.with_extension("part");
-    let p = format!(
-        "filesrc location={} ! rawvideoparse width={w} height={h} format=i420 framerate=25/1 ! \
-         x264enc speed-preset=faster bitrate=400 key-int-max=24 threads=4 ! \
-         video/x-h264,profile=high ! h264parse ! video/x-h264,stream-format=byte-stream ! \
-         filesink location={}",
+    run_pipeline(&format!(
+        "filesrc location={} ! rawvideoparse width={w} height={h} format={format} \
+         framerate=25/1 ! {encoder} ! filesink location={}",
         yuv.display(),
         tmp.display()
-    );
-    run_pipeline(&p);
+    ));
     std::fs::rename(&tmp, out).unwrap();
 }
 
@@ -288,8 +297,10 @@ fn pair(name: &str, w: u32, h: u32) -> (PathBuf, PathBuf) {
     std::fs::create_dir_all(&dir).unwrap();
     let r = dir.join(format!("{name}_ref.h264"));
     let d = dir.join(format!("{name}_dis.h264"));
-    encode(&data(&format!("{name}_ref.yuv")), w, h, &r);
-    encode(&data(&format!("{name}_dis.yuv")), w, h, &d);
+    for (side, out) in [("ref", &r), ("dis", &d)] {
+        let yuv = data(&format!("{name}_{side}.yuv"));
+        encode(&yuv, (w as usize, h as usize), "i420", X264, out);
+    }
     (r, d)
 }
 
@@ -355,7 +366,7 @@ fn same(a: &[FrameMessage], b: &[FrameMessage], what: &str) {
 
 fn routes_agree(name: &str, w: u32, h: u32, frames: usize) {
     let test = format!("nvdec_{name}");
-    if !gpu_or_skip(&test) {
+    if !gpu_or_skip(&test, &["nvh264dec", "h264parse"]) {
         return;
     }
     let p = pair(name, w, h);
@@ -433,10 +444,7 @@ fn nvdec_bbb720_routes_agree() {
 #[test]
 fn h264_system_memory_pipeline() {
     init();
-    if let Some(e) = ["avdec_h264", "x264enc", "h264parse"]
-        .into_iter()
-        .find(|e| gst::ElementFactory::find(e).is_none())
-    {
+    if let Some(e) = missing(&["avdec_h264", "x264enc", "h264parse"]) {
         eprintln!("h264_system_memory_pipeline: skipped: {e} is not installed");
         return;
     }
@@ -464,10 +472,7 @@ fn lossless_pair(p: &common::Pair) -> Option<(PathBuf, PathBuf)> {
     let out = |side: &str| dir.join(format!("{}_{side}.lossless.h265", p.name));
     for side in ["ref", "dis"] {
         let o = out(side);
-        if o.exists() {
-            continue;
-        }
-        if gst::ElementFactory::find("x265enc").is_none() {
+        if !o.exists() && missing(&["x265enc"]).is_some() {
             eprintln!(
                 "{}: no {} and x265enc is not installed",
                 p.name,
@@ -475,18 +480,9 @@ fn lossless_pair(p: &common::Pair) -> Option<(PathBuf, PathBuf)> {
             );
             return None;
         }
-        let tmp = o.with_extension("part");
         let format = if p.bpc > 8 { "i420-10le" } else { "i420" };
-        run_pipeline(&format!(
-            "filesrc location={} ! rawvideoparse width={} height={} format={format} \
-             framerate=25/1 ! x265enc option-string=lossless=1 speed-preset=ultrafast ! \
-             video/x-h265,stream-format=byte-stream ! filesink location={}",
-            data(&format!("{}_{side}.yuv", p.name)).display(),
-            p.width,
-            p.height,
-            tmp.display()
-        ));
-        std::fs::rename(&tmp, &o).unwrap();
+        let yuv = data(&format!("{}_{side}.yuv", p.name));
+        encode(&yuv, (p.width, p.height), format, X265_LOSSLESS, &o);
     }
     Some((out("ref"), out("dis")))
 }
@@ -533,18 +529,7 @@ fn lossless_hevc_pipeline(r: &Path, d: &Path, dec: &str, props: &str) -> String 
 #[test]
 fn nvdec_lossless_hevc_equals_libvmaf() {
     let test = "nvdec_lossless_hevc_equals_libvmaf";
-    if !gpu_or_skip(test) {
-        return;
-    }
-    if let Some(e) = ["nvh265dec", "h265parse"]
-        .into_iter()
-        .find(|e| gst::ElementFactory::find(e).is_none())
-    {
-        assert!(
-            !require_gpu(),
-            "{test}: VMAFGPU_REQUIRE_GPU=1 but {e} is not installed"
-        );
-        eprintln!("{test}: skipped: {e} is not installed");
+    if !gpu_or_skip(test, &["nvh265dec", "h265parse"]) {
         return;
     }
     for p in [common::CARPHONE, common::BBB360P10] {
@@ -578,10 +563,7 @@ fn nvdec_lossless_hevc_equals_libvmaf() {
 #[test]
 fn lossless_hevc_system_memory_equals_libvmaf() {
     init();
-    if let Some(e) = ["avdec_h265", "x265enc", "h265parse"]
-        .into_iter()
-        .find(|e| gst::ElementFactory::find(e).is_none())
-    {
+    if let Some(e) = missing(&["avdec_h265", "x265enc", "h265parse"]) {
         eprintln!("lossless_hevc_system_memory_equals_libvmaf: skipped: {e} is not installed");
         return;
     }
