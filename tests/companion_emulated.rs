@@ -1,6 +1,6 @@
 //! The companion kernel text (kernels/psnr.cu, ssim.cu, ciede.cu, psnr_hvs.cu), run on the CPU
 //! (tests/emu/companion_emu.cpp: C++ with a thread per GPU thread and a barrier for
-//! __syncthreads), through the same frame plan the GPU runs (src/backend/cuda/companion.rs),
+//! __syncthreads), through the same frame plan the GPU runs (src/backend/gpu/companion_plan.rs),
 //! against the CPU reference (`compute_companions_cpu`): the scores must be equal (`==`).
 //!
 //! Content: random, flat, max, max-difference, checkerboard and natural pairs; odd and tiny

@@ -331,7 +331,7 @@ fn golden_pairs_through_cuda_equal_libvmaf() {
 }
 
 /// The companion metrics through the element with `backend=cuda` (the GPU kernels of
-/// src/backend/cuda/companion.rs): PSNR, SSIM, MS-SSIM and PSNR-HVS `==` libvmaf 3.2.0;
+/// src/backend/gpu/companion.rs): PSNR, SSIM, MS-SSIM and PSNR-HVS `==` libvmaf 3.2.0;
 /// CIEDE2000 within 1e-6 (tests/companion_parity.rs CIEDE_BOUND: CUDA's pow/sin/cos/exp/atan2 are
 /// not glibc's), with
 /// the largest difference printed. Skips without CUDA; fails under VMAFGPU_REQUIRE_GPU=1.
@@ -431,15 +431,25 @@ fn v1_models_through_the_element_equal_libvmaf() {
 /// libvmaf's names, in the frame messages.
 #[test]
 fn standalone_cambi_and_speed_through_the_element() {
-    let pair = common::BBB360P10;
-    let m = run(&pipeline(
-        &pair,
-        "cambi=true speed-chroma=true speed-temporal=true",
+    standalone_run(
+        common::BBB360P10,
+        &["cambi", "speed_chroma", "speed_temporal"],
         "",
-    ));
+    );
+}
+
+/// `metrics` (libvmaf's names: `cambi`, `speed_chroma`, `speed_temporal`) as standalone
+/// properties with `extra`: every frame message's values equal the pair's v1 goldens. Returns the
+/// messages.
+fn standalone_run(pair: Pair, metrics: &[&str], extra: &str) -> elementkit::Messages {
+    let props: Vec<String> = metrics
+        .iter()
+        .map(|m| format!("{}=true", m.replace('_', "-")))
+        .collect();
+    let m = run(&pipeline(&pair, &format!("{} {extra}", props.join(" ")), ""));
     let mut mm = Mismatches::default();
     let mut checked = 0;
-    for metric in ["cambi", "speed_chroma", "speed_temporal"] {
+    for metric in metrics {
         let g = v1_golden(&pair, metric);
         assert_eq!(m.frames.len(), g.frames());
         for (i, f) in m.frames.iter().enumerate() {
@@ -449,9 +459,9 @@ fn standalone_cambi_and_speed_through_the_element() {
                     .iter()
                     .find(|(n, _)| *n == name)
                     .map(|(_, v)| *v)
-                    .unwrap_or_else(|| panic!("frame {i}: no {name}"));
+                    .unwrap_or_else(|| panic!("{} frame {i}: no {name}", pair.name));
                 mm.check(
-                    || format!("frame {i} {name}"),
+                    || format!("{} frame {i} {name}", pair.name),
                     got,
                     g.frame(i, &name).unwrap(),
                 );
@@ -460,6 +470,51 @@ fn standalone_cambi_and_speed_through_the_element() {
         }
     }
     mm.finish(checked);
+    m
+}
+
+/// VMAF v1 through the element with `backend=cuda` (ADM, motion, CAMBI and SpEED on the GPU):
+/// every frame message, the pooled message and the JSON report equal libvmaf 3.2.0's, for the
+/// v1 models and the standalone CAMBI and SpEED metrics on the golden pairs that have v1
+/// goldens. Skips without CUDA; fails under VMAFGPU_REQUIRE_GPU=1.
+#[cfg(feature = "cuda")]
+#[test]
+fn v1_through_cuda_equals_libvmaf() {
+    if let Some(why) = gstvmafgpu::backend::cuda::unavailable_reason() {
+        assert!(
+            std::env::var("VMAFGPU_REQUIRE_GPU").as_deref() != Ok("1"),
+            "VMAFGPU_REQUIRE_GPU=1 but CUDA is unusable: {why}"
+        );
+        eprintln!("v1_through_cuda_equals_libvmaf: skipped, no usable CUDA device: {why}");
+        return;
+    }
+    let pairs = golden_pairs();
+    let mut ran = 0;
+    if pairs.iter().any(|p| p.name == common::BBB360P10.name) {
+        for model in ["vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_hfr_5d0h"] {
+            let pair = common::BBB360P10;
+            let m = golden_run_against(pair, Some(model), v1_golden(&pair, model), "backend=cuda", "");
+            assert_eq!(m.pooled[0].backend, "cuda", "{model}");
+            ran += 1;
+        }
+        let m = standalone_run(
+            common::BBB360P10,
+            &["cambi", "speed_chroma", "speed_temporal"],
+            "backend=cuda",
+        );
+        assert_eq!(m.pooled[0].backend, "cuda");
+        ran += 1;
+    }
+    if pairs.iter().any(|p| p.name == common::CARPHONE.name) {
+        let m = standalone_run(
+            common::CARPHONE,
+            &["cambi", "speed_temporal"],
+            "backend=cuda",
+        );
+        assert_eq!(m.pooled[0].backend, "cuda");
+        ran += 1;
+    }
+    assert!(ran > 0, "VMAFGPU_GOLDEN_PAIRS selects no pair with v1 goldens");
 }
 
 /// `model-params`: libvmaf's model overloads; a bad one fails the start with a message naming it.

@@ -951,15 +951,6 @@ impl Core {
         score / self.dims.nb as f32
     }
 
-    /// `speed_extract_score`: the score and whether either side was singular.
-    fn extract(&self, r: &[f32], d: &[f32]) -> Result<(f32, bool)> {
-        let rs = self.side(self.filter_and_downscale(r)?);
-        let ds = self.side(self.filter_and_downscale(d)?);
-        self.check_side(&rs)?;
-        self.check_side(&ds)?;
-        Ok(self.score_of(&rs, &ds))
-    }
-
     /// `speed_extract_score` from the two sides' statistics (the shared tail of the CPU and
     /// GPU routes).
     fn score_of(&self, r: &SpeedSide, d: &SpeedSide) -> (f32, bool) {
@@ -1205,14 +1196,32 @@ impl SpeedTemporal {
         cur_ref: &Plane<'_>,
         cur_dis: &Plane<'_>,
     ) -> Result<f64> {
+        match prev {
+            None => {
+                // The current planes are checked all the same.
+                self.core.to_float(cur_ref, self.bpc, "reference")?;
+                self.core.to_float(cur_dis, self.bpc, "distorted")?;
+                Ok(0.0)
+            }
+            Some(prev) => self.finish(&self.sides(prev, cur_ref, cur_dis)?),
+        }
+    }
+
+    /// The statistics ([`SpeedSide`]: what the GPU computes) of the reference's and the
+    /// distorted picture's temporal differences, in that order, for a frame with a previous
+    /// one (`prev`: the previous reference and distorted planes). Each plane must be exactly
+    /// the size of construction.
+    pub fn sides(
+        &self,
+        prev: (&Plane<'_>, &Plane<'_>),
+        cur_ref: &Plane<'_>,
+        cur_dis: &Plane<'_>,
+    ) -> Result<[SpeedSide; 2]> {
         let c = &self.core;
         let cr = c.to_float(cur_ref, self.bpc, "reference")?;
         let cd = c.to_float(cur_dis, self.bpc, "distorted")?;
-        let Some((pr, pd)) = prev else {
-            return Ok(0.0);
-        };
-        let mut dr = c.to_float(pr, self.bpc, "previous reference")?;
-        let mut dd = c.to_float(pd, self.bpc, "previous distorted")?;
+        let mut dr = c.to_float(prev.0, self.bpc, "previous reference")?;
+        let mut dd = c.to_float(prev.1, self.bpc, "previous distorted")?;
         // subtract_image: prev -= cur (dis: prev_dis - cur_ref with speed_use_ref_diff).
         for (p, &q) in dr.iter_mut().zip(&cr) {
             *p -= q;
@@ -1221,8 +1230,32 @@ impl SpeedTemporal {
         for (p, &q) in dd.iter_mut().zip(sub) {
             *p -= q;
         }
-        let (score, _) = c.extract(&dr, &dd)?;
+        Ok([
+            c.side(c.filter_and_downscale(&dr)?),
+            c.side(c.filter_and_downscale(&dd)?),
+        ])
+    }
+
+    /// The score from the two sides' statistics (reference, distorted): eigenvalues, QR,
+    /// entropies and the score, the host's part on every route.
+    pub fn finish(&self, sides: &[SpeedSide; 2]) -> Result<f64> {
+        let c = &self.core;
+        c.check_side(&sides[0])?;
+        c.check_side(&sides[1])?;
+        let (score, _) = c.score_of(&sides[0], &sides[1]);
         Ok(score as f64)
+    }
+
+    /// Whether the distorted side's difference subtracts the current reference
+    /// (`speed_use_ref_diff`) instead of the current distorted picture.
+    pub fn uses_ref_diff(&self) -> bool {
+        self.use_ref_diff
+    }
+
+    /// What a GPU needs to compute [`SpeedTemporal::sides`]: the sizes and the host-computed
+    /// tables ([`GpuLayout`]; its `plane` is the luma's size).
+    pub fn gpu_layout(&self) -> Result<GpuLayout> {
+        self.core.gpu_layout(self.bpc)
     }
 }
 
