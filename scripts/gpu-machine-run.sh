@@ -46,7 +46,7 @@ if has T; then
   t companion_parity 200 $B/companion_parity --nocapture
   t element_gpu 90 $B/element_gpu --test-threads=1 --nocapture
   t cuda_memory 90 $B/cuda_memory --nocapture
-  t element_golden 60 $B/element_golden carphone bbb360p10 cuda
+  t element_golden 120 $B/element_golden carphone bbb360p10 cuda
   t element 60 $B/element
   t element_robust 90 $B/element_robust
   t cuda_host_planes 90 $B/cuda_host_planes
