@@ -2,7 +2,7 @@
 //!
 //!   cargo run --release --example bench_element -- [--backend cpu|cuda|auto]... \
 //!       [--memory pinned|pageable|both] [--distinct N] [--latency-frames N] [--rate FPS] \
-//!       [--metric psnr|ssim|ms-ssim|ciede|psnr-hvs|cambi|speed-chroma]... [--all-metrics] \
+//!       [--metric psnr|ssim|ms-ssim|ciede|psnr-hvs|cambi|speed-chroma|speed-temporal]... [--all-metrics] \
 //!       [--model NAME] [--gray | --nv12] [--channels N] \
 //!       [WxH:BPC:FRAMES ...]
 //!

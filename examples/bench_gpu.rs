@@ -67,6 +67,7 @@ fn main() {
             psnr_hvs: true,
             cambi: None,
             speed_chroma: None,
+            speed_temporal: None,
         }
     } else {
         Companions::default()
@@ -136,6 +137,7 @@ fn main() {
                     prev_ref: prev.replace(r.clone()),
                     features: true,
                     chroma: chroma.clone(),
+                    previous: None,
                 })
                 .expect("submit");
                 in_flight += 1;
@@ -211,6 +213,7 @@ fn main() {
                     prev_ref: Some(pairs[0].0.clone()),
                     features: true,
                     chroma: None,
+                    previous: None,
                 },
                 200,
             )

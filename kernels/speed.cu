@@ -1,7 +1,7 @@
-// SpEED chroma (libvmaf 3.2.0 libvmaf/src/feature/speed.c, with vif_tools.c and
-// picture_copy.c), as ported in src/features/speed: the per-plane statistics of one side
-// (reference or distorted), which the host turns into the score (eigenvalues, QR, entropies:
-// features::speed::SpeedChroma::finish). Every float and double operation is the CPU's, in
+// SpEED chroma and temporal (libvmaf 3.2.0 libvmaf/src/feature/speed.c, with vif_tools.c and
+// picture_copy.c), as ported in src/features/speed: the statistics of one side (a chroma
+// plane, or a luma plane's temporal difference), which the host turns into the score
+// (eigenvalues, QR, entropies: features::speed::SpeedChroma::finish, SpeedTemporal::finish). Every float and double operation is the CPU's, in
 // the CPU's order, written with explicit IEEE round-to-nearest operations (__fmul_rn,
 // __fadd_rn, ...: nothing can be contracted into an FMA whatever the compiler's options).
 // The host computes every table (prescale indices and weights, filter taps, mirrored rows and
@@ -11,6 +11,10 @@
 //   speed_load(const u16 *src, int n, int bpc, float *dst)
 //       grid ceil(n / VG_BLOCK): dst[i] = src[i] - 128 (8 bits), src[i] / 4 - 128 (10),
 //       / 16 (12), / 256 (16), for i < n (picture_copy with offset -128).
+//   speed_load_diff(const u16 *prev, const u16 *cur, int n, int bpc, float *dst)
+//       grid ceil(n / VG_BLOCK): dst[i] = the float of prev[i] minus the float of cur[i], each
+//       converted as speed_load converts it, for i < n (speed_temporal: picture_copy of both
+//       frames, then subtract_image, one float subtraction).
 //   speed_prescale(const float *src, int sw, int sh, int dw, int dh, int method, int k,
 //                  const int *col_idx, const float *col_w, const int *row_idx,
 //                  const float *row_w, float *dst)
@@ -55,17 +59,27 @@ VG_INLINE float speed_fma_free(float acc, float f, float x) {
     return __fadd_rn(acc, __fmul_rn(f, x));
 }
 
+// picture_copy of one sample with offset -128: s - 128 at 8 bits, s / scaler - 128 above.
+VG_INLINE float speed_sample(vg_u16 s, int bpc) {
+    const float x = (float)s;
+    if (bpc == 8) return __fadd_rn(x, -128.0f);
+    const float scaler = bpc == 10 ? 4.0f : bpc == 12 ? 16.0f : bpc == 16 ? 256.0f : 1.0f;
+    return __fadd_rn(__fdiv_rn(x, scaler), -128.0f);
+}
+
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)
 speed_load(const vg_u16 *__restrict__ src, int n, int bpc, float *__restrict__ dst) {
     const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
     if (i >= n) return;
-    const float x = (float)src[i];
-    if (bpc == 8) {
-        dst[i] = __fadd_rn(x, -128.0f);
-    } else {
-        const float scaler = bpc == 10 ? 4.0f : bpc == 12 ? 16.0f : bpc == 16 ? 256.0f : 1.0f;
-        dst[i] = __fadd_rn(__fdiv_rn(x, scaler), -128.0f);
-    }
+    dst[i] = speed_sample(src[i], bpc);
+}
+
+extern "C" __global__ void __launch_bounds__(VG_BLOCK)
+speed_load_diff(const vg_u16 *__restrict__ prev, const vg_u16 *__restrict__ cur, int n, int bpc,
+                float *__restrict__ dst) {
+    const vg_i64 i = (vg_i64)blockIdx.x * VG_BLOCK + vg_tid();
+    if (i >= n) return;
+    dst[i] = __fadd_rn(speed_sample(prev[i], bpc), -speed_sample(cur[i], bpc));
 }
 
 extern "C" __global__ void __launch_bounds__(VG_BLOCK)

@@ -127,7 +127,7 @@ for f in compat.h psnr.cu ssim.cu psnr_hvs.cu ciede.cu cambi.cu speed.cu; do cat
 for f in compat.h psnr.cu ssim.cu psnr_hvs.cu cambi.cu speed.cu; do cat "kernels/$f"; echo; done >"$cnofma"
 ckernels="psnr_sse ssim_load ssim_decimate_lpf ssim_hconv ssim_terms psnr_hvs_blocks ciede_pixels
   cambi_pre cambi_dither cambi_mask cambi_mode cambi_cvalues cambi_cvalues_tiled
-  speed_load speed_prescale speed_filter_v speed_filter_h speed_local_mean speed_means speed_cov"
+  speed_load speed_load_diff speed_prescale speed_filter_v speed_filter_h speed_local_mean speed_means speed_cov"
 for a in $archs; do
   cobj="$tmp/comp-$a.o" cco="$tmp/comp-$a.co"
   if ! hipcc "${flags[@]}" --offload-arch="$a" -c "$csrc" -o "$cobj" 2>"$tmp/comp-$a.log"; then

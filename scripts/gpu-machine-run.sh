@@ -5,9 +5,11 @@
 #   M  CUDA memory from NVDEC: every route's frame messages == (compare.sh), decode alone against
 #      decode and score (bench.sh); carry .gpudata/h264 and .gpudata/nvbench instead of full
 #   B  bench_element: v0 1080p 8-bit, 4K 10-bit, five companions; v1 3d0h 1080p and 1d5h_2160 4K;
-#      16 live channels
+#      standalone CAMBI and SpEED temporal (v0 beside them) at 1080p 8-bit and 4K 10-bit; 16 live channels
 #   S  soak: 300,000 1080p frames with backend=cuda, report written, RSS and GPU memory sampled
 #   C  the vmafgpu command, whole process on 2,000 raw 1080p frames (scripts/cli-raw-bench.sh)
+#   Q  vmafgpu batch: 200 pairs of 60 frames against one process per pair (scripts/cli-batch-bench.sh;
+#      after C, whose files it reads)
 #   X  compute-sanitizer: memcheck and racecheck on the quick parity runs
 # Steps run in that order under one deadline (BUDGET seconds from the start, default 540: one
 # device call is at most 600 s); a step the deadline cuts is recorded as such. One line per step
@@ -65,6 +67,9 @@ if has B; then
   be bench_companions --latency-frames 0 --all-metrics 1920x1080:8:2000
   be bench_3d0h --latency-frames 0 --model vmaf_v1.0.16_3d0h 1920x1080:10:3000
   be bench_1d5h --latency-frames 0 --model vmaf_v1.0.16_1d5h_2160 3840x2160:10:600
+  be bench_v1_8bit --latency-frames 0 --model vmaf_v1.0.16_3d0h 1920x1080:8:3000
+  be bench_cambi --latency-frames 0 --metric cambi 1920x1080:8:1000 3840x2160:10:300
+  be bench_temporal --latency-frames 0 --metric speed-temporal 1920x1080:8:1000 3840x2160:10:300
   be bench_channels --latency-frames 600 --channels 16 1920x1080:8:600
 fi
 if has S; then
@@ -79,10 +84,14 @@ if has C; then
   t cli_raw 240 bash scripts/cli-raw-bench.sh $B/vmafgpu "$OUT/cli" 2000
   grep -E "frames/s|timing:" "$OUT/cli_raw.log" | head -12
 fi
+if has Q; then
+  t cli_batch 240 bash scripts/cli-batch-bench.sh $B/vmafgpu "$OUT/batch"
+  grep -E "process per pair|^batch|pooled|failed|no /tmp" "$OUT/cli_batch.log" | head -8
+fi
 if has X; then
   VMAFGPU_PARITY_QUICK=1 t memcheck_cuda 120 compute-sanitizer --tool memcheck --error-exitcode 9 $B/cuda_parity
   VMAFGPU_PARITY_QUICK=1 t racecheck_cuda 150 compute-sanitizer --tool racecheck --error-exitcode 9 $B/cuda_parity cuda_reset
   VMAFGPU_PARITY_QUICK=1 t memcheck_v1 120 compute-sanitizer --tool memcheck --error-exitcode 9 $B/companion_parity cambi speed
-  VMAFGPU_PARITY_QUICK=1 t racecheck_v1 240 compute-sanitizer --tool racecheck --error-exitcode 9 $B/companion_parity cambi_equals speed_chroma
+  VMAFGPU_PARITY_QUICK=1 t racecheck_v1 240 compute-sanitizer --tool racecheck --error-exitcode 9 $B/companion_parity cambi_equals speed_chroma speed_temporal
 fi
 echo "done in $(( $(date +%s) - START ))s"

@@ -336,6 +336,7 @@ const PSNR: Companions = Companions {
     psnr_hvs: false,
     cambi: None,
     speed_chroma: None,
+    speed_temporal: None,
 };
 
 #[test]
@@ -356,6 +357,7 @@ const SSIM: Companions = Companions {
     psnr_hvs: false,
     cambi: None,
     speed_chroma: None,
+    speed_temporal: None,
 };
 
 const MS_SSIM: Companions = Companions {
@@ -366,6 +368,7 @@ const MS_SSIM: Companions = Companions {
     psnr_hvs: false,
     cambi: None,
     speed_chroma: None,
+    speed_temporal: None,
 };
 
 #[test]
@@ -403,6 +406,7 @@ const PSNR_HVS: Companions = Companions {
     psnr_hvs: true,
     cambi: None,
     speed_chroma: None,
+    speed_temporal: None,
 };
 
 #[test]
@@ -424,6 +428,7 @@ const CIEDE: Companions = Companions {
     psnr_hvs: false,
     cambi: None,
     speed_chroma: None,
+    speed_temporal: None,
 };
 
 #[test]
@@ -478,6 +483,7 @@ fn all_metrics_together() {
         psnr_hvs: true,
         cambi: None,
         speed_chroma: None,
+        speed_temporal: None,
     };
     compare(all, &[(177, 180)], &[8, 10], &LAYOUTS[..3]);
 }
@@ -555,6 +561,7 @@ fn run_emulated_host(
         distorted: host_plane(&d.data, w, h, bpc, 16),
         prev_ref: None,
         chroma,
+        previous: None,
     };
     let mut shape = job.clone();
     shape.chroma = None;
@@ -575,7 +582,7 @@ fn run_emulated_host(
     let rb = &arena[plan.readback.off..plan.readback.off + plan.readback.bytes];
     let fetch =
         |r: Region| -> gstvmafgpu::Result<Vec<u8>> { Ok(arena[r.off..r.off + r.bytes].to_vec()) };
-    plan.scores_of_host_frame(rb, &fetch)
+    plan.scores_of_host_frame(rb, &fetch, host.previous.is_some())
 }
 
 /// Frames whose planes stay in the caller's memory (`CompanionGpu::submit_host`): the planes
@@ -604,6 +611,7 @@ fn host_frames_equal_cpu() {
             psnr_hvs: bpc <= 12,
             cambi: None,
             speed_chroma: None,
+            speed_temporal: None,
         };
         for c in [Content::Natural, Content::MaxDiff] {
             seed += 1;
@@ -1135,9 +1143,9 @@ fn run_speed(
 }
 
 /// The differences between two sets of sides, bit for bit (NaN payloads included).
-fn side_diffs(want: &[SpeedSide; 4], got: &[SpeedSide; 4]) -> Vec<String> {
+fn side_diffs(want: &[SpeedSide], got: &[SpeedSide], names: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
-    let names = ["ref U", "dis U", "ref V", "dis V"];
+    assert_eq!((want.len(), got.len()), (names.len(), names.len()));
     for (k, (a, b)) in want.iter().zip(got).enumerate() {
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         for (what, x, y) in [
@@ -1221,7 +1229,7 @@ fn compare_speed(cases: &[SpeedCase]) -> Option<SpeedSeen> {
                     .unwrap();
                 match &sides {
                     Some(g) => {
-                        for e in side_diffs(&cpu, g) {
+                        for e in side_diffs(&cpu, g, &["ref U", "dis U", "ref V", "dis V"]) {
                             bad.push(format!("{what}: {e}"));
                         }
                     }
@@ -1374,4 +1382,212 @@ fn speed_chroma_equals_cpu_prescale_methods_and_kernel_scales() {
     };
     assert_eq!(seen.refused, 0, "{seen:?}");
     assert!(seen.nonzero >= 12, "{seen:?}");
+}
+
+// SpEED temporal (kernels/speed.cu `speed_load_diff`, then SpEED's filters and statistics): the
+// two sides' statistics bit for bit and the score (or the refusal) equal to the CPU's, with the
+// previous frame's planes as the job's inputs; 0 without them (a clip's first frame).
+
+use gstvmafgpu::features::speed::{SpeedTemporal, SpeedTemporalParams};
+
+/// One SpEED temporal case: width, height, depth, the previous frame's content (`None`: the
+/// clip's first frame), this frame's content, options.
+type TemporalCase = (
+    usize,
+    usize,
+    u8,
+    Option<Content>,
+    Content,
+    SpeedTemporalParams,
+);
+
+/// A job asking for SpEED temporal with `p`, with the previous frame's luma of `prev` content.
+fn temporal_job((w, h, bpc, prev, c, p): TemporalCase, seed: u64) -> Job {
+    let companions = Companions {
+        speed_temporal: Some(p),
+        ..Default::default()
+    };
+    let mut j = job(c, w, h, bpc, None, companions, seed);
+    if let Some(pc) = prev {
+        let (pr, pd, _) = gpu_content::frames(pc, w, h, bpc, seed ^ 0x3c3c);
+        j.previous = Some((Arc::new(pr), Arc::new(pd)));
+    }
+    j
+}
+
+/// Counts of what [`compare_temporal`] saw.
+#[derive(Default, Debug)]
+struct TemporalSeen {
+    frames: usize,
+    refused: usize,
+    first: usize,
+    zero: usize,
+    nonzero: usize,
+}
+
+/// Each case through the emulated plan against the CPU.
+fn compare_temporal(cases: &[TemporalCase]) -> Option<TemporalSeen> {
+    let exe = emulator()?;
+    let mut bad = Vec::new();
+    let mut seen = TemporalSeen::default();
+    for (i, &case) in cases.iter().enumerate() {
+        let (w, h, bpc, prev, c, p) = case;
+        let j = temporal_job(case, 9300 + i as u64);
+        let want = compute_companions_cpu(&j.cfg.companions, &j);
+        let what = format!(
+            "{prev:?} -> {c:?} {w}x{h} {bpc}-bit ps {} {:?} ks {} urd {}",
+            p.prescale, p.prescale_method, p.kernelscale, p.use_ref_diff
+        );
+        seen.frames += 1;
+        let plan = match CompanionGeometry::of(&j.cfg.companions, &j) {
+            Ok(g) => CompanionPlan::new(g),
+            Err(e) => {
+                bad.push(format!("{what}: no plan: {e}"));
+                continue;
+            }
+        };
+        let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();
+        for (r, data) in plan.uploads(&j) {
+            let bytes = if plan.narrow {
+                data.iter().map(|&v| u8::try_from(v).unwrap()).collect()
+            } else {
+                data.iter().flat_map(|v| v.to_le_bytes()).collect()
+            };
+            uploads.push((r, bytes));
+        }
+        let arena = run_plan(exe, &plan, &uploads);
+        let rb = &arena[plan.readback.off..plan.readback.off + plan.readback.bytes];
+        let fetch = |r: Region| -> gstvmafgpu::Result<Vec<u8>> {
+            panic!("SpEED temporal fetched {r:?}: its statistics are all read back")
+        };
+        let got = plan.scores(&j, rb, &fetch);
+        match &want {
+            Err(e) => {
+                eprintln!("{what}: refused: {e}");
+                seen.refused += 1;
+            }
+            Ok(s) => {
+                let v = s.speed_temporal.expect("asked for");
+                match (&j.previous, v == 0.0) {
+                    (None, _) => seen.first += 1,
+                    (Some(_), true) => seen.zero += 1,
+                    (Some(_), false) => seen.nonzero += 1,
+                }
+                if let Some((pr, pd)) = &j.previous {
+                    let cpu = SpeedTemporal::new(&p, w, h, bpc)
+                        .unwrap()
+                        .sides(
+                            (&pr.view(), &pd.view()),
+                            &j.reference.view(),
+                            &j.distorted.view(),
+                        )
+                        .unwrap();
+                    match plan.speed_temporal_sides(rb) {
+                        Some(g) => {
+                            for e in side_diffs(&cpu, &g, &["ref", "dis"]) {
+                                bad.push(format!("{what}: {e}"));
+                            }
+                        }
+                        None => bad.push(format!("{what}: no GPU statistics")),
+                    }
+                }
+            }
+        }
+        if !same_scores(&want, &got, w, h) {
+            bad.push(format!("{what}:\n  cpu {want:?}\n  emu {got:?}"));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} differences in {} frames:\n{}",
+        bad.len(),
+        seen.frames,
+        bad.join("\n")
+    );
+    eprintln!("SpEED temporal: emulated == CPU: {seen:?}");
+    Some(seen)
+}
+
+fn temporal(prescale: f64, method: PrescaleMethod, use_ref_diff: bool) -> SpeedTemporalParams {
+    SpeedTemporalParams {
+        prescale,
+        prescale_method: method,
+        use_ref_diff,
+        ..SpeedTemporalParams::default()
+    }
+}
+
+/// Every depth and content, both differences (`speed_use_ref_diff`), the first frame (0), odd
+/// and tiny sizes (the refusals are the CPU's), extreme differences (a maximal frame after its
+/// opposite).
+#[test]
+fn speed_temporal_equals_cpu_depths_contents_sizes() {
+    let mut cases: Vec<TemporalCase> = Vec::new();
+    let d = SpeedTemporalParams::default();
+    for bpc in [8, 10, 12, 16] {
+        for c in gpu_content::ALL {
+            cases.push((640, 360, bpc, Some(c), c, d));
+        }
+    }
+    for c in [Content::Natural, Content::Random] {
+        cases.push((
+            640,
+            360,
+            10,
+            Some(c),
+            c,
+            temporal(1.0, PrescaleMethod::Nearest, true),
+        ));
+    }
+    cases.push((640, 360, 8, Some(Content::Max), Content::MaxDiff, d));
+    cases.push((640, 360, 16, Some(Content::MaxDiff), Content::Checker, d));
+    cases.push((640, 360, 10, None, Content::Natural, d));
+    for (w, h) in [(641, 359), (176, 144), (81, 83), (33, 33), (1280, 720)] {
+        cases.push((w, h, 10, Some(Content::Natural), Content::Natural, d));
+    }
+    let Some(seen) = compare_temporal(&cases) else {
+        return;
+    };
+    // 33x33 is refused (an operating size of 2x2).
+    assert_eq!((seen.first, seen.refused), (1, 1), "{seen:?}");
+    assert!(seen.nonzero >= 12, "{seen:?}");
+}
+
+/// Every prescale method down (libvmaf refuses a taller frame), other kernel scales (5, 17 and 27
+/// taps). (1080p and larger: tests/companion_parity.rs on the GPU.)
+#[test]
+fn speed_temporal_equals_cpu_prescale_methods_and_kernel_scales() {
+    let mut cases: Vec<TemporalCase> = Vec::new();
+    let n = (Some(Content::Natural), Content::Natural);
+    for method in [
+        PrescaleMethod::Nearest,
+        PrescaleMethod::Bilinear,
+        PrescaleMethod::Bicubic,
+        PrescaleMethod::Lanczos4,
+    ] {
+        for ps in [0.5, 0.6] {
+            cases.push((960, 540, 10, n.0, n.1, temporal(ps, method, false)));
+        }
+    }
+    // Taller: refused, as on the CPU.
+    cases.push((
+        640,
+        360,
+        8,
+        n.0,
+        n.1,
+        temporal(1.25, PrescaleMethod::Bilinear, false),
+    ));
+    for ks in [0.5, 2.0, 3.0] {
+        let p = SpeedTemporalParams {
+            kernelscale: ks,
+            ..SpeedTemporalParams::default()
+        };
+        cases.push((640, 360, 8, n.0, n.1, p));
+    }
+    let Some(seen) = compare_temporal(&cases) else {
+        return;
+    };
+    assert_eq!(seen.refused, 1, "{seen:?}");
+    assert!(seen.nonzero >= 9, "{seen:?}");
 }

@@ -71,6 +71,7 @@ const ALL: Companions = Companions {
     psnr_hvs: true,
     cambi: None,
     speed_chroma: None,
+    speed_temporal: None,
 };
 
 fn job(
@@ -252,6 +253,7 @@ fn ciede_table_equals_computed_conversions() {
                     psnr_hvs: false,
                     cambi: None,
                     speed_chroma: None,
+                    speed_temporal: None,
                 };
                 let a = on
                     .compute(&j.cfg.companions, &j)
@@ -733,6 +735,163 @@ fn speed_chroma_equals_cpu() {
         );
     }
     rep.finish("speed_chroma_equals_cpu");
+}
+
+/// SpEED temporal on the GPU (`speed_load_diff`, then SpEED's filters and statistics; the host
+/// finishes the score with the CPU's code): `==` the CPU at every size from the smallest it
+/// takes to 8K, every depth and content, both differences (`speed_use_ref_diff`), every
+/// prescale method and other kernel scales (the refusals the CPU's); a clip's first frame (no
+/// previous planes) is 0. Then clips pipelined through the ring (all frames submitted before any
+/// is taken, each with the one before as its previous frame, the first without): every frame
+/// `==` the CPU.
+#[test]
+fn speed_temporal_equals_cpu() {
+    use gstvmafgpu::features::speed::{PrescaleMethod, SpeedTemporalParams};
+    let Some(mut g) = gpu_or_skip("speed_temporal_equals_cpu") else {
+        return;
+    };
+    let temporal = |p: SpeedTemporalParams| Companions {
+        speed_temporal: Some(p),
+        ..Default::default()
+    };
+    let d = SpeedTemporalParams::default();
+    let mut rep = Report::default();
+    let mut seed = 7500;
+    let mut run = |rep: &mut Report,
+                   g: &mut CompanionGpu,
+                   (prev, c): (Option<Content>, Content),
+                   (w, h, bpc): (usize, usize, u8),
+                   p: SpeedTemporalParams| {
+        seed += 1;
+        let mut j = job(c, (w, h, bpc), None, seed);
+        j.cfg.companions = temporal(p);
+        if let Some(pc) = prev {
+            let (pr, pd, _) = gpu_content::frames(pc, w, h, bpc, seed ^ 0x3c3c);
+            j.previous = Some((Arc::new(pr), Arc::new(pd)));
+        }
+        rep.check(
+            &format!(
+                "{prev:?} -> {c:?} {w}x{h} {bpc}-bit ps {} {:?} ks {} urd {}",
+                p.prescale, p.prescale_method, p.kernelscale, p.use_ref_diff
+            ),
+            g,
+            &j,
+        );
+    };
+    let nat = (Some(Content::Natural), Content::Natural);
+    for (w, h) in [
+        (33, 33),
+        (81, 83),
+        (176, 144),
+        (352, 288),
+        (641, 359),
+        (1280, 720),
+        (1920, 1080),
+        (3840, 2160),
+        (7680, 4320),
+    ] {
+        if quick() && w * h > 640 * 360 {
+            continue;
+        }
+        for c in [Content::Natural, Content::Random] {
+            run(&mut rep, &mut g, (Some(c), c), (w, h, 10), d);
+        }
+    }
+    let (w, h) = if quick() { (352, 288) } else { (1280, 720) };
+    for bpc in [8u8, 10, 12, 16] {
+        for c in gpu_content::ALL {
+            for urd in [false, true] {
+                let p = SpeedTemporalParams {
+                    use_ref_diff: urd,
+                    ..d
+                };
+                run(&mut rep, &mut g, (Some(c), c), (w, h, bpc), p);
+            }
+        }
+        run(
+            &mut rep,
+            &mut g,
+            (Some(Content::Max), Content::MaxDiff),
+            (w, h, bpc),
+            d,
+        );
+        run(&mut rep, &mut g, (None, Content::Natural), (w, h, bpc), d);
+    }
+    let big = if quick() {
+        (640, 360, 10)
+    } else {
+        (1920, 1080, 10)
+    };
+    for method in [
+        PrescaleMethod::Nearest,
+        PrescaleMethod::Bilinear,
+        PrescaleMethod::Bicubic,
+        PrescaleMethod::Lanczos4,
+    ] {
+        // 1.25 makes the frame taller: refused, as on the CPU.
+        for ps in [0.3, 0.5, 0.6, 1.25] {
+            let p = SpeedTemporalParams {
+                prescale: ps,
+                prescale_method: method,
+                ..d
+            };
+            run(&mut rep, &mut g, nat, big, p);
+        }
+    }
+    for ks in [0.5, 1.5, 2.0, 3.0] {
+        let p = SpeedTemporalParams {
+            kernelscale: ks,
+            ..d
+        };
+        run(&mut rep, &mut g, nat, (big.0, big.1, 8), p);
+    }
+    // Clips through the ring: frame i's previous planes are frame i - 1's.
+    for (w, h, bpc) in [(352, 288, 8u8), (1280, 720, 10)] {
+        if quick() && w * h > 640 * 360 {
+            continue;
+        }
+        let n = companion::MAX_RING + 3;
+        let frames: Vec<(OwnedPlane, OwnedPlane)> = (0..n)
+            .map(|i| {
+                let (r, d, _) = gpu_content::frames(Content::Natural, w, h, bpc, 7700 + i as u64);
+                (r, d)
+            })
+            .collect();
+        let jobs: Vec<Job> = (0..n)
+            .map(|i| {
+                let (r, d) = frames[i].clone();
+                let mut j =
+                    Job::with_companions(gpu_content::job(i as u64, r, d, None), temporal(d0()));
+                if i > 0 {
+                    let (pr, pd) = frames[i - 1].clone();
+                    j.previous = Some((Arc::new(pr), Arc::new(pd)));
+                }
+                j
+            })
+            .collect();
+        let tickets: Vec<u64> = jobs
+            .iter()
+            .map(|j| g.submit(&j.cfg.companions, j).unwrap())
+            .collect();
+        for (i, (t, j)) in tickets.into_iter().zip(&jobs).enumerate() {
+            rep.checked += 1;
+            let want = compute_companions_cpu(&j.cfg.companions, j).unwrap();
+            let got = g.take(t).unwrap();
+            if i == 0 {
+                assert_eq!(want.speed_temporal, Some(0.0));
+            }
+            if format!("{want:?}") != format!("{got:?}") {
+                rep.bad.push(format!(
+                    "clip {w}x{h} {bpc}-bit frame {i}:\n  cpu {want:?}\n  gpu {got:?}"
+                ));
+            }
+        }
+    }
+    rep.finish("speed_temporal_equals_cpu");
+}
+
+fn d0() -> gstvmafgpu::features::speed::SpeedTemporalParams {
+    gstvmafgpu::features::speed::SpeedTemporalParams::default()
 }
 
 /// Where the GPU time of VMAF v1's companions goes: each launch of the CAMBI and SpEED chroma

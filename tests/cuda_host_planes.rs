@@ -627,6 +627,7 @@ const ALL_FIVE: Companions = Companions {
     psnr_hvs: true,
     cambi: None,
     speed_chroma: None,
+    speed_temporal: None,
 };
 
 /// The metrics of GPU frame `g` that differ from CPU frame `c`: every metric equal, CIEDE2000

@@ -117,6 +117,7 @@ fn sequence(first_index: u64, w: usize, h: usize, bpc: u8, contents: &[Content])
             prev_ref: prev,
             features: true,
             chroma: None,
+            previous: None,
         });
     }
     jobs
@@ -334,6 +335,7 @@ fn cuda_equals_cpu_on_golden_clips() {
                 prev_ref: prev,
                 features: true,
                 chroma: None,
+                previous: None,
             });
             index += 1;
         }

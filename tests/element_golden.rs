@@ -446,7 +446,11 @@ fn standalone_run(pair: Pair, metrics: &[&str], extra: &str) -> elementkit::Mess
         .iter()
         .map(|m| format!("{}=true", m.replace('_', "-")))
         .collect();
-    let m = run(&pipeline(&pair, &format!("{} {extra}", props.join(" ")), ""));
+    let m = run(&pipeline(
+        &pair,
+        &format!("{} {extra}", props.join(" ")),
+        "",
+    ));
     let mut mm = Mismatches::default();
     let mut checked = 0;
     for metric in metrics {
@@ -493,7 +497,13 @@ fn v1_through_cuda_equals_libvmaf() {
     if pairs.iter().any(|p| p.name == common::BBB360P10.name) {
         for model in ["vmaf_v1.0.16_3d0h", "vmaf_v1.0.16_hfr_5d0h"] {
             let pair = common::BBB360P10;
-            let m = golden_run_against(pair, Some(model), v1_golden(&pair, model), "backend=cuda", "");
+            let m = golden_run_against(
+                pair,
+                Some(model),
+                v1_golden(&pair, model),
+                "backend=cuda",
+                "",
+            );
             assert_eq!(m.pooled[0].backend, "cuda", "{model}");
             ran += 1;
         }
@@ -511,7 +521,10 @@ fn v1_through_cuda_equals_libvmaf() {
         assert_eq!(m.pooled[0].backend, "cuda");
         ran += 1;
     }
-    assert!(ran > 0, "VMAFGPU_GOLDEN_PAIRS selects no pair with v1 goldens");
+    assert!(
+        ran > 0,
+        "VMAFGPU_GOLDEN_PAIRS selects no pair with v1 goldens"
+    );
 }
 
 /// `model-params`: libvmaf's model overloads; a bad one fails the start with a message naming it.

@@ -335,6 +335,7 @@ fn sequence(
                 prev_ref: prev,
                 features: true,
                 chroma: None,
+                previous: None,
             },
         });
     }
@@ -564,6 +565,7 @@ fn host_jobs(jobs: &[Job], pad: usize, shift: u8) -> Vec<(Job, HostFrame)> {
             distorted: host_plane(&j.distorted, pad, shift),
             prev_ref,
             chroma: None,
+            previous: None,
         };
         out.push((g, hf));
     }
@@ -792,6 +794,7 @@ const ALL_FIVE: Companions = Companions {
     psnr_hvs: true,
     cambi: None,
     speed_chroma: None,
+    speed_temporal: None,
 };
 
 /// VMAF v1's speed_chroma options (model/vmaf_v1.0.16*: nnf 0.1, snn 0.19, wvm 5, mxv 45),
@@ -873,6 +876,7 @@ fn companion_scenario(b: &mut HipBackend) -> usize {
             speed_chroma: Some(v1_speed()),
             ..Default::default()
         },
+        temporal_only(),
         ALL_FIVE,
     ] {
         assert!(b.computes_on_device(c), "{c:?} not on the device");
@@ -918,6 +922,7 @@ fn companion_scenario(b: &mut HipBackend) -> usize {
         &mut jobs,
         Companions {
             speed_chroma: Some(v1_speed()),
+            speed_temporal: None,
             psnr: true,
             ..Default::default()
         },
@@ -929,6 +934,29 @@ fn companion_scenario(b: &mut HipBackend) -> usize {
     for (_, g) in &got {
         assert!(g.companions.speed_chroma.is_some(), "no SpEED chroma score");
     }
+    // SpEED temporal: each frame's previous planes those of the frame before it (the first
+    // has none: 0).
+    let mut jobs = sequence(50, (320, 180, 10), &contents, v, a);
+    for i in 0..jobs.len() {
+        let prev = (i > 0).then(|| {
+            (
+                Arc::clone(&jobs[i - 1].reference),
+                Arc::clone(&jobs[i - 1].distorted),
+            )
+        });
+        jobs[i].previous = prev;
+        jobs[i].cfg.companions = temporal_only();
+    }
+    let got = run(b, &jobs);
+    compare_scores("SpEED temporal (320, 180, 10)", &jobs, &got, &mut bad);
+    n += jobs.len();
+    assert_eq!(got[0].1.companions.speed_temporal, Some(0.0));
+    assert!(
+        got.iter()
+            .skip(1)
+            .any(|(_, g)| g.companions.speed_temporal.is_some_and(|v| v != 0.0)),
+        "SpEED temporal: no frame with a non-zero score"
+    );
     assert!(
         bad.is_empty(),
         "{} problems in {n} companion frames:\n{}",
@@ -938,7 +966,14 @@ fn companion_scenario(b: &mut HipBackend) -> usize {
     n
 }
 
-/// The companion metrics, CAMBI and SpEED chroma on the emulated HIP runtime (each kernel a
+fn temporal_only() -> Companions {
+    Companions {
+        speed_temporal: Some(gstvmafgpu::features::speed::SpeedTemporalParams::default()),
+        ..Default::default()
+    }
+}
+
+/// The companion metrics, CAMBI and SpEED chroma and temporal on the emulated HIP runtime (each kernel a
 /// C++ function over fibers, no graphs: every launch one by one), under the minimal schedule
 /// and a random one; nothing may leak. 12 frames, 572 launches a schedule: 153 s for both on a
 /// 2-core machine shared with other builds (85 s and 68 s).

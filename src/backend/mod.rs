@@ -40,7 +40,9 @@ use crate::features::cambi::CambiParams;
 use crate::features::ms_ssim::MsSsimScore;
 use crate::features::psnr::PsnrScores;
 use crate::features::psnr_hvs::PsnrHvsScores;
-use crate::features::speed::{SpeedChroma, SpeedChromaParams, SpeedChromaScores};
+use crate::features::speed::{
+    SpeedChroma, SpeedChromaParams, SpeedChromaScores, SpeedTemporal, SpeedTemporalParams,
+};
 use crate::features::ssim::SsimScore;
 use crate::features::vif::{VifAccum, VifParams};
 use crate::picture::{OwnedPlane, Plane};
@@ -62,6 +64,10 @@ pub struct Companions {
     pub cambi: Option<CambiParams>,
     /// libvmaf's `speed_chroma` with these options ([`CompanionScores::speed_chroma`]).
     pub speed_chroma: Option<SpeedChromaParams>,
+    /// libvmaf's `speed_temporal` with these options ([`CompanionScores::speed_temporal`]):
+    /// the jobs then carry the previous frame's luma ([`FrameJob::previous`],
+    /// [`HostFrame::previous`]).
+    pub speed_temporal: Option<SpeedTemporalParams>,
 }
 
 impl Companions {
@@ -74,12 +80,14 @@ impl Companions {
             || self.psnr_hvs
             || self.cambi.is_some()
             || self.speed_chroma.is_some()
+            || self.speed_temporal.is_some()
     }
 
     /// Whether both ask for one v1 feature (each has one set of options per clip).
     pub fn shares_v1_feature(&self, other: &Companions) -> bool {
         (self.cambi.is_some() && other.cambi.is_some())
             || (self.speed_chroma.is_some() && other.speed_chroma.is_some())
+            || (self.speed_temporal.is_some() && other.speed_temporal.is_some())
     }
 
     /// These companions and those of `other` (the options of `other`'s v1 features where both
@@ -93,7 +101,13 @@ impl Companions {
             psnr_hvs: self.psnr_hvs || other.psnr_hvs,
             cambi: other.cambi.or(self.cambi),
             speed_chroma: other.speed_chroma.or(self.speed_chroma),
+            speed_temporal: other.speed_temporal.or(self.speed_temporal),
         }
+    }
+
+    /// Whether these metrics read the previous frame's luma planes (SpEED temporal).
+    pub fn needs_previous(&self) -> bool {
+        self.speed_temporal.is_some()
     }
 
     /// Whether these metrics read the chroma planes (PSNR of Cb/Cr, CIEDE2000, PSNR-HVS, SpEED
@@ -127,6 +141,9 @@ pub struct CompanionScores {
     /// SpEED chroma's u, v and uv (`MIN(score, speed_max_val)`), finished on the host by
     /// [`SpeedChroma::finish`](crate::features::speed::SpeedChroma::finish) on every route.
     pub speed_chroma: Option<SpeedChromaScores>,
+    /// SpEED temporal's score (0 for a frame without a previous one, as libvmaf), finished on
+    /// the host by [`SpeedTemporal::finish`] on every route.
+    pub speed_temporal: Option<f64>,
 }
 
 /// One frame's work.
@@ -150,6 +167,12 @@ pub struct FrameJob {
     /// The chroma planes, when the configured companions read them
     /// ([`Companions::needs_chroma`]) and the picture has chroma.
     pub chroma: Option<Arc<ChromaPair>>,
+    /// The previous frame's (reference, distorted) luma, same geometry, when the configured
+    /// companions read them ([`Companions::needs_previous`]) on a frame with
+    /// [`FrameJob::features`]; `None` for the first frame after the start or a reset (SpEED
+    /// temporal is then 0). The frame pushed just before, subsampling or not (libvmaf runs its
+    /// temporal extractors on every frame).
+    pub previous: Option<(Arc<OwnedPlane>, Arc<OwnedPlane>)>,
 }
 
 /// What every job of a clip asks for, fixed by the model and the settings: the VIF and ADM
@@ -205,6 +228,9 @@ pub struct HostFrame {
     /// The chroma planes when the job's companion metrics read them (`job.chroma` is then
     /// `None`).
     pub chroma: Option<HostChroma>,
+    /// The previous frame's (reference, distorted) luma as host planes, as
+    /// [`FrameJob::previous`] (which is then `None`).
+    pub previous: Option<(HostPlane, HostPlane)>,
 }
 
 impl HostFrame {
@@ -215,6 +241,9 @@ impl HostFrame {
         job.distorted = Arc::new(self.distorted.to_owned_plane());
         if let Some(p) = &self.prev_ref {
             job.prev_ref = Some(Arc::new(p.to_owned_plane()));
+        }
+        if let Some((r, d)) = &self.previous {
+            job.previous = Some((Arc::new(r.to_owned_plane()), Arc::new(d.to_owned_plane())));
         }
         if let Some(c) = &self.chroma {
             job.chroma = Some(Arc::new(ChromaPair {
@@ -426,6 +455,15 @@ pub fn compute_companions_cpu(companions: &Companions, job: &FrameJob) -> Result
             .map(|p| {
                 let e = speed_chroma_extractor(&p, &r)?;
                 e.compute(&r[1], &r[2], &d[1], &d[2])
+            })
+            .transpose()?,
+        speed_temporal: c
+            .speed_temporal
+            .map(|p| {
+                let (rl, dl) = (&r[0], &d[0]);
+                let t = SpeedTemporal::new(&p, rl.width, rl.height, rl.bpc)?;
+                let prev = job.previous.as_ref().map(|(a, b)| (a.view(), b.view()));
+                t.compute(prev.as_ref().map(|(a, b)| (a, b)), rl, dl)
             })
             .transpose()?,
     })

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::host::HostValues;
 use super::plan::{Ext, Slot, companion_metrics};
 use super::{FrameScores, Scorer};
-use crate::backend::{FrameAccum, InputPlane};
+use crate::backend::{FrameAccum, HostPlane, InputPlane};
 use crate::error::{Error, Result};
 use crate::features::motion::{self, MotionScores, MotionSequence};
 use crate::model::pool::MetricPool;
@@ -39,8 +39,9 @@ pub(super) struct Clip {
     /// Received results (with their host features' values) waiting for their motion scores to
     /// become final, in index order.
     pub(super) waiting: VecDeque<(u64, bool, FrameAccum, HostValues)>,
-    /// The last pushed frame's (reference, distorted) luma, for `speed_temporal`.
-    pub(super) previous: Option<(Arc<OwnedPlane>, Arc<OwnedPlane>)>,
+    /// The last pushed frame's (reference, distorted) luma, for `speed_temporal` (kept only
+    /// where it runs).
+    pub(super) previous: Option<PreviousLuma>,
     /// A frame's host values taken from the host pool before the backend's result came.
     pub(super) host_ready: Option<(u64, HostValues)>,
     pub(super) motion: Option<MotionSequence>,
@@ -52,6 +53,14 @@ pub(super) struct Clip {
     pub(super) cut: Option<u64>,
     /// Frames made final by the call that met the refusal, returned first by `finish()`.
     pub(super) held: Vec<FrameScores>,
+}
+
+/// A pushed frame's (reference, distorted) luma, kept for the next frame's `speed_temporal`.
+pub(super) enum PreviousLuma {
+    /// The engine's copies (the copy route).
+    Copied(Arc<OwnedPlane>, Arc<OwnedPlane>),
+    /// The caller's planes (the zero-copy route).
+    Host(HostPlane, HostPlane),
 }
 
 impl Scorer {

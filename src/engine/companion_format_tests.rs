@@ -89,6 +89,7 @@ fn every_format_and_depth_equals_the_feature_functions() {
                 psnr_hvs: bpc <= 12,
                 cambi: None,
                 speed_chroma: None,
+                speed_temporal: None,
             };
             let mut s = Scorer::new(ScorerConfig {
                 threads: 2,

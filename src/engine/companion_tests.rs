@@ -10,6 +10,7 @@ const ALL: Companions = Companions {
     psnr_hvs: true,
     cambi: None,
     speed_chroma: None,
+    speed_temporal: None,
 };
 
 /// An I420 picture over one buffer (Y then U then V, GStreamer's odd-size rounding up).

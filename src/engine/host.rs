@@ -62,6 +62,10 @@ pub(crate) fn device_companion(k: &HostKind) -> Option<Companions> {
             speed_chroma: Some(*p),
             ..Default::default()
         }),
+        HostKind::SpeedTemporal(p) => Some(Companions {
+            speed_temporal: Some(*p),
+            ..Default::default()
+        }),
         _ => None,
     }
 }
@@ -72,7 +76,7 @@ pub(crate) fn device_values(k: &HostKind, s: &CompanionScores) -> Option<Vec<f64
     match k {
         HostKind::Cambi(_) => s.cambi.map(|v| vec![v]),
         HostKind::SpeedChroma(_) => s.speed_chroma.map(|v| vec![v.u, v.v, v.uv]),
-        _ => None,
+        HostKind::SpeedTemporal(_) => s.speed_temporal.map(|v| vec![v]),
     }
 }
 

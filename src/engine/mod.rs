@@ -773,6 +773,12 @@ impl Scorer {
         } else {
             None
         };
+        // SpEED temporal's previous frame: the one pushed just before (on this route, the
+        // engine's copies), whether this frame is scored or not.
+        let previous = match self.clip.previous.take() {
+            Some(clip::PreviousLuma::Copied(r, d)) => Some((r, d)),
+            _ => None,
+        };
         let job = FrameJob {
             index,
             reference: Arc::clone(&rbuf),
@@ -780,14 +786,19 @@ impl Scorer {
             prev_ref,
             features,
             chroma: chroma.clone().filter(|_| companions.needs_chroma()),
+            previous: previous
+                .clone()
+                .filter(|_| features && companions.needs_previous()),
         };
         if let Err(e) = self.backend.submit(job) {
             self.abort_clip();
             return Err(e);
         }
-        let previous = self.clip.previous.take();
-        if self.on_host().any(|k| k.needs_previous()) {
-            self.clip.previous = Some((Arc::clone(&rbuf), Arc::clone(&dbuf)));
+        if companions.needs_previous() || self.on_host().any(|k| k.needs_previous()) {
+            self.clip.previous = Some(clip::PreviousLuma::Copied(
+                Arc::clone(&rbuf),
+                Arc::clone(&dbuf),
+            ));
         }
         if let (Some(set), Some(pool), true) = (&host_set, self.host_pool.as_mut(), features) {
             let frame = host::ExtractorFrame {
@@ -867,6 +878,19 @@ impl Scorer {
             } else {
                 (None, None)
             };
+        let companions = self.job_companions();
+        // SpEED temporal's previous frame: the one pushed just before (on this route, the
+        // caller's planes), whether this frame is scored or not.
+        let previous = match self.clip.previous.take() {
+            Some(clip::PreviousLuma::Host(r, d)) => Some((r, d)),
+            _ => None,
+        };
+        if companions.needs_previous() {
+            self.clip.previous = Some(clip::PreviousLuma::Host(
+                ref_luma.clone(),
+                dist_luma.clone(),
+            ));
+        }
         let job = FrameJob {
             index,
             reference: Arc::clone(&shape),
@@ -874,12 +898,14 @@ impl Scorer {
             prev_ref,
             features,
             chroma: None,
+            previous: None,
         };
         let host = HostFrame {
             reference: ref_luma.clone(),
             distorted: dist_luma,
             prev_ref: host_prev,
             chroma,
+            previous: previous.filter(|_| features && companions.needs_previous()),
         };
         if let Err(e) = self.backend.submit_host(job, host) {
             self.abort_clip();
@@ -973,6 +999,7 @@ impl Scorer {
             prev_ref,
             features,
             chroma: None,
+            previous: None,
         };
         let frame = DeviceFrame {
             reference: rl.clone(),

@@ -325,3 +325,125 @@ fn speed_chroma_goes_to_a_backend_that_computes_it() {
     );
     assert!(r.companions.needs_chroma());
 }
+
+/// A CPU backend that says it computes SpEED temporal on its device (the CPU backend computes
+/// every companion it is configured with), recording per job the options asked for (on a job
+/// with features, else none) and the previous planes' samples (reference, distorted), if any.
+struct DeviceTemporal {
+    inner: crate::backend::cpu::CpuBackend,
+    cfg: backend::ClipConfig,
+    asked: TemporalAsked,
+}
+
+type TemporalAsked = Arc<std::sync::Mutex<Vec<(bool, Option<(Vec<u16>, Vec<u16>)>)>>>;
+
+impl Backend for DeviceTemporal {
+    fn name(&self) -> &'static str {
+        "device-temporal"
+    }
+    fn submit(&mut self, job: FrameJob) -> Result<()> {
+        self.asked.lock().unwrap().push((
+            self.cfg.companions.speed_temporal.is_some() && job.features,
+            job.previous
+                .as_ref()
+                .map(|(r, d)| (r.data.clone(), d.data.clone())),
+        ));
+        self.inner.submit(job)
+    }
+    fn configure(&mut self, cfg: &backend::ClipConfig) -> Result<()> {
+        self.cfg = *cfg;
+        self.inner.configure(cfg)
+    }
+    fn receive(&mut self, wait: bool) -> Result<Option<(u64, backend::FrameAccum)>> {
+        self.inner.receive(wait)
+    }
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+    fn computes_on_device(&self, companions: Companions) -> bool {
+        companions.speed_temporal.is_some()
+    }
+}
+
+/// A backend that computes SpEED temporal on its device gets it in the clip's companions and,
+/// in every scored job but the first, the previous frame's luma (the frame pushed just before,
+/// subsampling or not); the scores equal the host threads' bit for bit, and nothing runs on
+/// host threads.
+#[test]
+fn speed_temporal_goes_to_a_backend_that_computes_it() {
+    let (w, h) = (320, 180);
+    // Texture that moves from frame to frame (yuv_pairs' changes only by a constant).
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0..7usize)
+        .map(|t| {
+            let mk = |noise: usize| -> Vec<u8> {
+                let mut v: Vec<u8> = (0..w * h)
+                    .map(|i| {
+                        let (x, y) = (i % w + 3 * t, i / w);
+                        ((x * 7 + y * 13 + (x * y) % 29 + noise * ((x ^ y) % 7)) % 251) as u8
+                    })
+                    .collect();
+                v.resize(w * h + 2 * (w / 2) * (h / 2), 128);
+                v
+            };
+            (mk(0), mk(1))
+        })
+        .collect();
+    for subsample in [1, 3] {
+        let cfg = ScorerConfig {
+            threads: 2,
+            backend: BackendKind::Cpu,
+            subsample,
+            extras: Extras {
+                speed_temporal: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let run = |mut s: Scorer| {
+            let mut out = Vec::new();
+            for (r, d) in &pairs {
+                out.extend(s.push(&i420(r, w, h), &i420(d, w, h)).unwrap());
+            }
+            let (rest, summary) = s.finish().unwrap();
+            out.extend(rest);
+            (out, summary)
+        };
+        let want = run(Scorer::new(cfg.clone()).unwrap());
+        let asked: TemporalAsked = Default::default();
+        let backend = DeviceTemporal {
+            inner: crate::backend::cpu::CpuBackend::new(2).unwrap(),
+            cfg: Default::default(),
+            asked: Arc::clone(&asked),
+        };
+        let s = Scorer::with_backend(cfg, Box::new(backend)).unwrap();
+        assert!(s.computes_on_device(), "nothing on host threads");
+        let got = run(s);
+        assert_eq!(got, want, "subsample {subsample}");
+        assert!(want.0.iter().all(|f| f.get("speed_temporal").is_some()));
+        assert!(
+            want.0
+                .iter()
+                .skip(1)
+                .any(|f| f.get("speed_temporal") != Some(0.0))
+        );
+        let asked = asked.lock().unwrap();
+        assert_eq!(asked.len(), pairs.len());
+        for (i, (temporal, prev)) in asked.iter().enumerate() {
+            let scored = i % subsample as usize == 0;
+            assert_eq!(*temporal, scored, "frame {i}");
+            match (scored && i > 0, prev) {
+                (true, Some(p)) => {
+                    let (r, d) = &pairs[i - 1];
+                    let luma = |b: &[u8]| b[..w * h].iter().map(|&v| u16::from(v)).collect();
+                    let want: (Vec<u16>, Vec<u16>) = (luma(r), luma(d));
+                    assert!(*p == want, "frame {i}: not the previous frame's luma");
+                }
+                (false, None) => {}
+                (want, got) => panic!(
+                    "frame {i}: previous planes {}, expected: {want}",
+                    got.is_some()
+                ),
+            }
+        }
+    }
+}

@@ -18,6 +18,8 @@ struct Seen {
     /// Jobs with a previous reference, and of those, with the previous one as a host plane.
     with_prev: usize,
     host_prev: usize,
+    /// Jobs with the previous frame's planes for SpEED temporal ([`HostFrame::previous`]).
+    temporal_prev: usize,
 }
 
 /// The CPU backend, reading host planes: it keeps each job's HostFrame (the caller's memory)
@@ -53,10 +55,25 @@ impl Backend for HostCpu {
     fn accepts_host_planes(&self) -> bool {
         true
     }
+    /// SpEED temporal, as a GPU backend does (the CPU backend computes the companions it is
+    /// configured with): its jobs then carry the previous frame's planes.
+    fn computes_on_device(&self, c: Companions) -> bool {
+        c == Companions {
+            speed_temporal: c.speed_temporal,
+            ..Default::default()
+        } && c.speed_temporal.is_some()
+    }
     fn submit_host(&mut self, job: FrameJob, host: HostFrame) -> Result<()> {
         {
             let mut s = self.seen.lock().unwrap();
             s.host_jobs += 1;
+            assert!(
+                job.previous.is_none(),
+                "previous planes in the job of a host frame"
+            );
+            if host.previous.is_some() {
+                s.temporal_prev += 1;
+            }
             // Geometry-only planes: no samples.
             assert!(job.reference.data.is_empty() && job.distorted.data.is_empty());
             if job.prev_ref.is_some() {
@@ -285,6 +302,35 @@ fn push_host_scores_equal_push() {
         // The scorer is reusable: a second clip gives the same again.
         drop(seen);
         assert_eq!(shared(&mut s, &fr), want);
+    }
+}
+
+/// SpEED temporal on a backend that reads host planes and computes it on its device: the
+/// zero-copy route, each scored frame but the first with the previous frame's planes (the
+/// caller's), the scores those of the copy route with SpEED temporal on host threads.
+#[test]
+fn push_host_speed_temporal_equals_push() {
+    for subsample in [1, 2] {
+        let cfg = ScorerConfig {
+            subsample,
+            extras: Extras {
+                speed_temporal: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let fr = frames(352, 288, 10, 6);
+        let want = plain(cfg.clone(), &fr);
+        let (mut s, seen) = host_scorer(cfg.clone());
+        assert!(s.takes_host_planes(), "SpEED temporal on the device");
+        let got = shared(&mut s, &fr);
+        assert_eq!(got, want, "subsample {subsample}");
+        assert!(want.0.iter().all(|f| f.get("speed_temporal").is_some()));
+        assert!(want.0.iter().any(|f| f.get("speed_temporal") != Some(0.0)));
+        let seen = seen.lock().unwrap();
+        assert_eq!((seen.host_jobs, seen.plain_jobs), (6, 0));
+        // Scored frames 1.. (every frame, or 2 and 4).
+        assert_eq!(seen.temporal_prev, if subsample == 1 { 5 } else { 2 });
     }
 }
 
@@ -618,6 +664,7 @@ fn all_companions(ms_ssim: bool) -> Companions {
         psnr_hvs: true,
         cambi: None,
         speed_chroma: None,
+        speed_temporal: None,
     }
 }
 

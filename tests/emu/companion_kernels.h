@@ -40,6 +40,7 @@ static std::function<void()> companion_kernel(const std::string &name, const std
     if (name == "cambi_cvalues") return [=] { cambi_cvalues((const vg_u16 *)P(0), (const vg_u8 *)P(1), I(2), I(3), I(4), I(5), I(6), I(7), I(8), I(9), (const vg_u32 *)P(10), (const float *)P(11), (float *)P(12), (vg_u64 *)P(13)); };
     if (name == "cambi_cvalues_tiled") return [=] { cambi_cvalues_tiled((const vg_u16 *)P(0), (const vg_u8 *)P(1), I(2), I(3), I(4), I(5), I(6), I(7), I(8), I(9), (const vg_u32 *)P(10), (const float *)P(11), (float *)P(12), (vg_u64 *)P(13)); };
     if (name == "speed_load") return [=] { speed_load((const vg_u16 *)P(0), I(1), I(2), (float *)P(3)); };
+    if (name == "speed_load_diff") return [=] { speed_load_diff((const vg_u16 *)P(0), (const vg_u16 *)P(1), I(2), I(3), (float *)P(4)); };
     if (name == "speed_prescale") return [=] { speed_prescale((const float *)P(0), I(1), I(2), I(3), I(4), I(5), I(6), (const int *)P(7), (const float *)P(8), (const int *)P(9), (const float *)P(10), (float *)P(11)); };
     if (name == "speed_filter_v") return [=] { speed_filter_v((const float *)P(0), I(1), I(2), (const float *)P(3), I(4), (const int *)P(5), I(6), (const int *)P(7), (float *)P(8)); };
     if (name == "speed_filter_h") return [=] { speed_filter_h((const float *)P(0), I(1), I(2), (const float *)P(3), I(4), I(5), (const int *)P(6), (float *)P(7)); };

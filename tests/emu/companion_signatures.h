@@ -31,6 +31,7 @@ static const CompanionSignature COMPANION_KERNELS[] = {
     {"cambi_cvalues", "ppiiiiiiiipppp"},
     {"cambi_cvalues_tiled", "ppiiiiiiiipppp"},
     {"speed_load", "piip"},
+    {"speed_load_diff", "ppiip"},
     {"speed_prescale", "piiiiiippppp"},
     {"speed_filter_v", "piipipipp"},
     {"speed_filter_h", "piipiipp"},

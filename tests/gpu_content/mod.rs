@@ -166,6 +166,7 @@ pub fn job(index: u64, r: OwnedPlane, d: OwnedPlane, prev: Option<OwnedPlane>) -
         prev_ref: prev.map(Arc::new),
         features: true,
         chroma: None,
+        previous: None,
     }
 }
 

@@ -303,7 +303,7 @@ fn score_frame<D: Device>(
     base: u64,
     rb: &RingBuf<D>,
     job: &FrameJob,
-    host_frame: bool,
+    host_frame: Option<HostPrevious>,
     queued: std::time::Instant,
 ) -> Result<CompanionScores> {
     dev.sync_event(&rb.done)?;
@@ -325,13 +325,23 @@ fn score_frame<D: Device>(
         Ok(v)
     };
     let rb = rb.readback.slice(0, plan.readback.bytes);
-    let r = if host_frame {
-        plan.scores_of_host_frame(rb, &fetch)
+    let r = if let Some(HostPrevious(previous)) = host_frame {
+        plan.scores_of_host_frame(rb, &fetch, previous)
     } else {
         plan.scores(job, rb, &fetch)
     };
     feeder_add(Stage::Scoring, gpu_done);
     r
+}
+
+/// A frame from the caller's memory, and whether it had the previous frame's planes
+/// ([`HostFrame::previous`]).
+#[derive(Clone, Copy)]
+struct HostPrevious(bool);
+
+/// Whether frame `f` has the previous frame's planes (SpEED temporal runs on it).
+fn has_previous<D: Device>(f: &Feed<D>) -> bool {
+    f.job.previous.is_some() || f.host.as_ref().is_some_and(|h| h.previous.is_some())
 }
 
 /// The feeder thread: frames in submission order, each staged and queued on the stream (one
@@ -386,7 +396,7 @@ fn feed<D: Device>(launcher: Arc<Launcher<D>>, rx: Receiver<Feed<D>>) {
             outcome,
             ..
         } = f;
-        let host_frame = host.is_some();
+        let host_frame = host.as_ref().map(|h| HostPrevious(h.previous.is_some()));
         if !direct {
             // Copied into staging: the caller's buffers can go now.
             host = None;
@@ -596,7 +606,12 @@ fn enqueue<D: Device>(
         None => queue_prep(k, &k.stream, plan, base, rb.slot)?,
     }
     dev.record(&rb.up, st)?;
-    let used = &plan.metrics_used;
+    // SpEED temporal runs only on a frame with the previous frame's planes (the first frame
+    // of a clip scores 0 without it).
+    let mut used = plan.metrics_used;
+    if !has_previous(f) {
+        used[metric_index(crate::features::speed::TEMPORAL_METRIC)] = false;
+    }
     let streams = k.metric_set(plan.scratch_set(rb.slot));
     for (i, s) in streams.iter().enumerate() {
         if !used[i] {

@@ -179,6 +179,22 @@ impl CompanionGeometry {
         if !compact(r) || !compact(d) {
             return bad("luma plane shorter than width * height".into());
         }
+        if let Some((pr, pd)) = &job.previous {
+            for p in [pr, pd] {
+                if (p.width, p.height, p.bpc) != (r.width, r.height, r.bpc) || !compact(p) {
+                    return bad(format!(
+                        "previous luma {}x{}@{} ({} samples), expected {}x{}@{}",
+                        p.width,
+                        p.height,
+                        p.bpc,
+                        p.data.len(),
+                        r.width,
+                        r.height,
+                        r.bpc
+                    ));
+                }
+            }
+        }
         Ok(CompanionGeometry {
             w: r.width,
             h: r.height,
@@ -208,6 +224,19 @@ impl CompanionGeometry {
         }
         if job.chroma.is_some() {
             return bad("chroma planes both in the job and in the caller's memory".into());
+        }
+        if job.previous.is_some() {
+            return bad("previous planes both in the job and in the caller's memory".into());
+        }
+        if let Some((pr, pd)) = &host.previous {
+            for p in [pr, pd] {
+                if (p.width(), p.height(), p.bpc()) != luma {
+                    return bad(format!(
+                        "previous luma {:?}, expected {luma:?} (width, height, bits)",
+                        (p.width(), p.height(), p.bpc())
+                    ));
+                }
+            }
         }
         let interleaved = matches!(host.chroma, Some(HostChroma::Interleaved { .. }));
         let chroma = match &host.chroma {
@@ -284,12 +313,13 @@ pub struct CompanionPlan {
     pub geom: CompanionGeometry,
     /// Arena size in bytes (with one copy of the results).
     pub arena: usize,
-    /// Where the job's planes go, as u16: reference Y, Cb, Cr, then distorted Y, Cb, Cr
-    /// (`None` for planes the plan does not read).
-    pub inputs: [Option<Region>; 6],
+    /// Where the job's planes go, as u16: reference Y, Cb, Cr, then distorted Y, Cb, Cr, then
+    /// the previous frame's reference and distorted Y ([`FrameJob::previous`], for SpEED
+    /// temporal) (`None` for planes the plan does not read).
+    pub inputs: Inputs,
     /// Where the planes are uploaded: `inputs` themselves, or for 8-bit planes (`narrow`) byte
     /// regions that `prep` widens into `inputs`.
-    pub staged: [Option<Region>; 6],
+    pub staged: Inputs,
     pub narrow: bool,
     /// Launches on the upload stream after the uploads, before the metrics' launches.
     pub prep: Vec<Launch>,
@@ -335,6 +365,8 @@ pub struct CompanionPlan {
     /// SpEED chroma: the CPU extractor (or its refusal) and the sides' statistics (`None`
     /// where not asked for).
     speed_chroma: Option<SpeedScores>,
+    /// SpEED temporal, likewise.
+    speed_temporal: Option<SpeedScores>,
     /// Constant tables to upload once per geometry (before the first frame): (region, bytes).
     pub tables: Vec<(Region, Vec<u8>)>,
     /// Add every SSIM, MS-SSIM and PSNR-HVS sum on the host from the terms, whatever the GPU's
@@ -362,7 +394,8 @@ impl CompanionPlan {
         let mut hvs = PsnrHvs::new(&geom, &mut need_plane);
         let mut cambi = Cambi::new(&geom, &mut need_plane);
         let mut tables = Vec::new();
-        let mut speed = SpeedPart::new(&geom, &mut need_plane);
+        let mut speed = SpeedPart::chroma(&geom, &mut need_plane);
+        let mut temporal = SpeedPart::temporal(&geom, &mut need_plane);
 
         // Shared by every frame: constant tables, then scratch, each used by one metric's
         // launches (which run in order on that metric's stream; with several scratch sets,
@@ -371,6 +404,7 @@ impl CompanionPlan {
         hvs.tables(&mut a);
         cambi.tables(&mut a, &mut tables);
         speed.tables(&mut a);
+        temporal.tables(&mut a);
         let scratch_off = a.bytes.next_multiple_of(256);
         ssim.scratch_hconv(&mut a);
         ms.scratch_hconv(&mut a, &geom);
@@ -379,6 +413,7 @@ impl CompanionPlan {
         hvs.scratch_images(&mut a);
         cambi.scratch(&mut a);
         speed.scratch(&mut a);
+        temporal.scratch(&mut a);
 
         // The frame's results: what is read back, then the terms that stay on the device.
         let results_off = a.bytes.next_multiple_of(256);
@@ -389,13 +424,14 @@ impl CompanionPlan {
         hvs.results(&mut a);
         cambi.results(&mut a);
         speed.results(&mut a);
+        temporal.results(&mut a);
         let readback = Region {
             off: results_off,
             bytes: a.bytes.max(results_off) - results_off,
         };
         // The frame's planes (each frame in flight its own, so that the next frame's upload
         // need not wait for this frame's kernels).
-        let mut inputs = [None; 6];
+        let mut inputs = [None; INPUTS];
         for p in 0..3 {
             if need_plane[p] {
                 let (pw, ph) = geom.plane(p);
@@ -403,19 +439,26 @@ impl CompanionPlan {
                 inputs[3 + p] = Some(a.take(2 * pw * ph));
             }
         }
+        if temporal.reads_previous() {
+            for i in [PREV_REF, PREV_DIS] {
+                inputs[i] = Some(a.take(2 * geom.w * geom.h));
+            }
+        }
         let narrow = geom.bpc == 8;
         let mut prep = Vec::new();
         let mut prep_luma = Vec::new();
-        let mut staged = [None; 6];
+        let mut staged = [None; INPUTS];
         for (i, r) in inputs.iter().enumerate() {
             let Some(r) = *r else { continue };
-            if geom.interleaved && i % 3 != 0 {
+            let chroma = i < 6 && i % 3 != 0;
+            if geom.interleaved && chroma {
                 continue;
             }
             staged[i] = Some(if narrow {
                 let b = a.take(r.bytes / 2);
                 let widen = launch_widen_u8(b, r.bytes / 2, r);
-                if i % 3 == 0 {
+                // This frame's luma (which may come from VMAF's copies instead), apart.
+                if i == 0 || i == 3 {
                     prep_luma.push(widen);
                 } else {
                     prep.push(widen);
@@ -455,6 +498,7 @@ impl CompanionPlan {
         hvs.launches(&geom, &inputs, &mut tables, &mut launches);
         cambi.launches(&inputs, &mut zero, &mut launches);
         speed.launches(&inputs, &mut tables, &mut launches);
+        temporal.launches(&inputs, &mut tables, &mut launches);
         let metric_streams: Vec<usize> = launches.iter().map(|l| metric_index(l.metric)).collect();
         let mut metrics_used = [false; METRICS.len()];
         for &i in &metric_streams {
@@ -487,6 +531,7 @@ impl CompanionPlan {
             ciede: ciede.part,
             cambi,
             speed_chroma: speed.into_scores(),
+            speed_temporal: temporal.into_scores(),
             tables,
             host_sums: false,
             geometry_check: None,
@@ -536,12 +581,18 @@ impl CompanionPlan {
         for (i, r) in self.staged.iter().enumerate() {
             let Some(r) = r else { continue };
             let (side, p) = (i / 3, i % 3);
-            let plane: &OwnedPlane = match (side, p, &job.chroma) {
-                (0, 0, _) => &job.reference,
-                (1, 0, _) => &job.distorted,
-                (0, _, Some(c)) => &c.reference[p - 1],
-                (_, _, Some(c)) => &c.distorted[p - 1],
-                _ => unreachable!("plan names chroma of a job without chroma"),
+            let plane: &OwnedPlane = match (i, &job.previous) {
+                // The first frame has no previous one (SpEED temporal is then 0).
+                (PREV_REF | PREV_DIS, None) => continue,
+                (PREV_REF, Some((r, _))) => r,
+                (PREV_DIS, Some((_, d))) => d,
+                _ => match (side, p, &job.chroma) {
+                    (0, 0, _) => &job.reference,
+                    (1, 0, _) => &job.distorted,
+                    (0, _, Some(c)) => &c.reference[p - 1],
+                    (_, _, Some(c)) => &c.distorted[p - 1],
+                    _ => unreachable!("plan names chroma of a job without chroma"),
+                },
             };
             out.push((*r, &plane.data[..r.bytes / per]));
         }
@@ -556,19 +607,24 @@ impl CompanionPlan {
         for (i, r) in self.staged.iter().enumerate() {
             let Some(r) = r else { continue };
             let (side, p) = (i / 3, i % 3);
-            let plane = match (side, p, &host.chroma) {
-                (0, 0, _) => &host.reference,
-                (1, 0, _) => &host.distorted,
-                (0, _, Some(HostChroma::Planar { reference, .. })) => &reference[p - 1],
-                (_, _, Some(HostChroma::Planar { distorted, .. })) => &distorted[p - 1],
-                // The pairs go where the plan staged them (Cb's place; Cr has none).
-                (0, 1, Some(HostChroma::Interleaved { reference, .. })) => reference,
-                (1, 1, Some(HostChroma::Interleaved { distorted, .. })) => distorted,
-                _ => {
-                    return Err(Error::Backend(
-                        "CUDA companions: the plan reads chroma a host frame lacks".into(),
-                    ));
-                }
+            let plane = match (i, &host.previous) {
+                (PREV_REF | PREV_DIS, None) => continue,
+                (PREV_REF, Some((r, _))) => r,
+                (PREV_DIS, Some((_, d))) => d,
+                _ => match (side, p, &host.chroma) {
+                    (0, 0, _) => &host.reference,
+                    (1, 0, _) => &host.distorted,
+                    (0, _, Some(HostChroma::Planar { reference, .. })) => &reference[p - 1],
+                    (_, _, Some(HostChroma::Planar { distorted, .. })) => &distorted[p - 1],
+                    // The pairs go where the plan staged them (Cb's place; Cr has none).
+                    (0, 1, Some(HostChroma::Interleaved { reference, .. })) => reference,
+                    (1, 1, Some(HostChroma::Interleaved { distorted, .. })) => distorted,
+                    _ => {
+                        return Err(Error::Backend(
+                            "CUDA companions: the plan reads chroma a host frame lacks".into(),
+                        ));
+                    }
+                },
             };
             if plane.row_bytes() * plane.height() != r.bytes || (plane.bpc() == 8) != self.narrow {
                 return Err(Error::Backend(format!(
@@ -609,13 +665,19 @@ impl CompanionPlan {
             crate::backend::job_planes(job, true),
         );
         self.check(&rp, &dp)?;
-        self.sums(rb, fetch, Some((&rp, &dp)))
+        self.sums(rb, fetch, Some((&rp, &dp)), job.previous.is_some())
     }
 
     /// [`CompanionPlan::scores`] of a frame whose planes the host does not have (they were uploaded
     /// from the caller's memory: [`CompanionPlan::reads_host_planes`]): the checks are the geometry's,
-    /// made once ([`CompanionPlan::check_geometry`]).
-    pub fn scores_of_host_frame(&self, rb: &[u8], fetch: &Fetch<'_>) -> Result<CompanionScores> {
+    /// made once ([`CompanionPlan::check_geometry`]). `previous`: whether the frame had the
+    /// previous frame's planes ([`HostFrame::previous`]).
+    pub fn scores_of_host_frame(
+        &self,
+        rb: &[u8],
+        fetch: &Fetch<'_>,
+        previous: bool,
+    ) -> Result<CompanionScores> {
         match &self.geometry_check {
             Some(r) => r.clone()?,
             None => {
@@ -624,7 +686,7 @@ impl CompanionPlan {
                 ));
             }
         }
-        self.sums(rb, fetch, None)
+        self.sums(rb, fetch, None, previous)
     }
 
     /// Whether frames of this plan can be computed from planes that only the GPU has: every
@@ -640,7 +702,19 @@ impl CompanionPlan {
     /// them with the CPU's [`SpeedChroma::sides`](crate::features::speed::SpeedChroma::sides)).
     pub fn speed_chroma_sides(&self, rb: &[u8]) -> Option<[crate::features::speed::SpeedSide; 4]> {
         let bytes = |r: Region| self.bytes(rb, r).to_vec();
-        self.speed_chroma.as_ref()?.sides(&bytes)
+        self.speed_chroma.as_ref()?.sides(&bytes)?.try_into().ok()
+    }
+
+    /// SpEED temporal's statistics in the read-back results `rb` (the reference's, then the
+    /// distorted picture's temporal difference), `None` where the plan does not compute them
+    /// (tests compare them with the CPU's
+    /// [`SpeedTemporal::sides`](crate::features::speed::SpeedTemporal::sides)).
+    pub fn speed_temporal_sides(
+        &self,
+        rb: &[u8],
+    ) -> Option<[crate::features::speed::SpeedSide; 2]> {
+        let bytes = |r: Region| self.bytes(rb, r).to_vec();
+        self.speed_temporal.as_ref()?.sides(&bytes)?.try_into().ok()
     }
 
     /// Set [`CompanionPlan::scores_of_host_frame`]'s checks: [`CompanionPlan::scores`]' checks on planes of the
@@ -723,17 +797,27 @@ impl CompanionPlan {
             }
             s.extractor.as_ref().map_err(Clone::clone)?;
         }
+        // SpEED temporal after it, as compute_companions_cpu.
+        if c.speed_temporal.is_some() {
+            let s = self
+                .speed_temporal
+                .as_ref()
+                .ok_or_else(|| missing("speed_temporal"))?;
+            s.extractor.as_ref().map_err(Clone::clone)?;
+        }
         Ok(())
     }
 
     /// The scores from the read-back results and the device's terms, after [`CompanionPlan::check`].
     /// `planes`: the frame's planes (reference, distorted sides) where the host has them, for
-    /// PSNR sums the GPU leaves to the host.
+    /// PSNR sums the GPU leaves to the host; `previous`: whether the frame had the previous
+    /// frame's planes (else SpEED temporal is 0 and the GPU did not compute it).
     fn sums(
         &self,
         rb: &[u8],
         fetch: &Fetch<'_>,
         planes: Option<(&[Plane<'_>], &[Plane<'_>])>,
+        previous: bool,
     ) -> Result<CompanionScores> {
         if rb.len() < self.readback.bytes {
             return Err(Error::Backend(format!(
@@ -754,6 +838,7 @@ impl CompanionPlan {
             Hvs(usize, f64),
             Cambi(f64),
             Speed(crate::features::speed::SpeedChromaScores),
+            Temporal(f64),
         }
         let mut tasks: Vec<SumTask<'_, Result<Part>>> = Vec::new();
         let mut hvs_direct = [None; 3];
@@ -761,7 +846,17 @@ impl CompanionPlan {
             // Eigenvalues, QR and entropies (under a millisecond), beside the other sums.
             tasks.push(Box::new(move || {
                 let bytes = |r: Region| self.bytes(rb, r).to_vec();
-                Ok(Part::Speed(s.finish(&bytes)?))
+                Ok(Part::Speed(s.finish_chroma(&bytes)?))
+            }));
+        }
+        if let (Some(_), Some(s)) = (c.speed_temporal, &self.speed_temporal) {
+            tasks.push(Box::new(move || {
+                let bytes = |r: Region| self.bytes(rb, r).to_vec();
+                Ok(Part::Temporal(if previous {
+                    s.finish_temporal(&bytes)?
+                } else {
+                    0.0
+                }))
             }));
         }
         tasks.push(Box::new(move || {
@@ -845,16 +940,19 @@ impl CompanionPlan {
         let mut hvs = hvs_direct.map(|v| v.unwrap_or(0.0));
         let mut cambi = None;
         let mut speed_chroma = None;
+        let mut speed_temporal = None;
         for part in run_parallel(tasks)? {
             match part? {
                 Part::Light(v) => out = *v,
                 Part::Hvs(p, v) => hvs[p] = v,
                 Part::Cambi(v) => cambi = Some(v),
                 Part::Speed(v) => speed_chroma = Some(v),
+                Part::Temporal(v) => speed_temporal = Some(v),
             }
         }
         out.cambi = cambi;
         out.speed_chroma = speed_chroma;
+        out.speed_temporal = speed_temporal;
         if c.psnr_hvs {
             out.psnr_hvs = Some(psnr_hvs::scores(hvs));
         }
@@ -1038,7 +1136,14 @@ pub fn ciede_bound(w: usize, h: usize) -> f64 {
 
 /// The frame's planes in the arena, as u16: reference Y, Cb, Cr, then distorted Y, Cb, Cr
 /// (what each metric's part of the plan reads).
-pub(crate) type Inputs = [Option<Region>; 6];
+pub(crate) type Inputs = [Option<Region>; INPUTS];
+
+/// The input planes of a plan ([`CompanionPlan::inputs`]): six of the frame, then the previous
+/// frame's two luma planes.
+pub(crate) const INPUTS: usize = 8;
+/// [`CompanionPlan::inputs`]' previous reference and previous distorted luma.
+pub(crate) const PREV_REF: usize = 6;
+pub(crate) const PREV_DIS: usize = 7;
 
 /// Independent work for [`run_parallel`].
 pub(crate) type SumTask<'a, T> = Box<dyn FnOnce() -> T + Send + 'a>;
@@ -1092,7 +1197,7 @@ pub(crate) fn run_parallel<'a, T: Send>(tasks: Vec<SumTask<'a, T>>) -> Result<Ve
 }
 
 /// The metrics, in the order of [`Launcher::metric`]'s streams ([`Launch::metric`]).
-pub(crate) const METRICS: [&str; 7] = [
+pub(crate) const METRICS: [&str; 8] = [
     "psnr",
     "ssim",
     "ms_ssim",
@@ -1100,6 +1205,7 @@ pub(crate) const METRICS: [&str; 7] = [
     "psnr_hvs",
     "cambi",
     "speed_chroma",
+    "speed_temporal",
 ];
 
 pub(crate) fn metric_index(m: &str) -> usize {
@@ -1174,6 +1280,7 @@ mod tests {
                 ..Default::default()
             }),
             speed_chroma: Some(crate::features::speed::SpeedChromaParams::default()),
+            speed_temporal: Some(crate::features::speed::SpeedTemporalParams::default()),
         };
         for (w, h, bpc, sets) in [
             (1920usize, 1080usize, 8u8, 2),

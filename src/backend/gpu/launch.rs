@@ -41,6 +41,7 @@ pub enum Kernel {
     CambiCvalues,
     CambiCvaluesTiled,
     SpeedLoad,
+    SpeedLoadDiff,
     SpeedPrescale,
     SpeedFilterV,
     SpeedFilterH,
@@ -58,7 +59,7 @@ pub enum ArgKind {
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 30] = [
+    pub const ALL: [Kernel; 31] = [
         Kernel::PsnrSse,
         Kernel::SsimLoad,
         Kernel::SsimDecimateLpf,
@@ -83,6 +84,7 @@ impl Kernel {
         Kernel::CambiCvalues,
         Kernel::CambiCvaluesTiled,
         Kernel::SpeedLoad,
+        Kernel::SpeedLoadDiff,
         Kernel::SpeedPrescale,
         Kernel::SpeedFilterV,
         Kernel::SpeedFilterH,
@@ -118,6 +120,7 @@ impl Kernel {
             Kernel::CambiCvalues => "cambi_cvalues",
             Kernel::CambiCvaluesTiled => "cambi_cvalues_tiled",
             Kernel::SpeedLoad => "speed_load",
+            Kernel::SpeedLoadDiff => "speed_load_diff",
             Kernel::SpeedPrescale => "speed_prescale",
             Kernel::SpeedFilterV => "speed_filter_v",
             Kernel::SpeedFilterH => "speed_filter_h",
@@ -155,6 +158,7 @@ impl Kernel {
                 Ptr, Ptr, I32, I32, I32, I32, I32, I32, I32, I32, Ptr, Ptr, Ptr, Ptr,
             ],
             Kernel::SpeedLoad => &[Ptr, I32, I32, Ptr],
+            Kernel::SpeedLoadDiff => &[Ptr, Ptr, I32, I32, Ptr],
             Kernel::SpeedPrescale => &[Ptr, I32, I32, I32, I32, I32, I32, Ptr, Ptr, Ptr, Ptr, Ptr],
             Kernel::SpeedFilterV => &[Ptr, I32, I32, Ptr, I32, Ptr, I32, Ptr, Ptr],
             Kernel::SpeedFilterH => &[Ptr, I32, I32, Ptr, I32, I32, Ptr, Ptr],
@@ -864,7 +868,8 @@ pub(crate) fn cambi_sum_fits(n: usize) -> bool {
     (n as u128) * (CAMBI_MAX_C_UNITS as u128) < (1u128 << 64)
 }
 
-// SpEED chroma (kernels/speed.cu). The index tables these read (prescale indices, filter rows,
+// SpEED chroma and temporal (kernels/speed.cu; the launches below name `speed_chroma`, and
+// gpu/speed.rs sets each launch's metric to its part's). The index tables these read (prescale indices, filter rows,
 // needed columns, column positions) are built on the host by the CPU's own code
 // (`features::speed::GpuLayout`) and checked to lie inside their images when they are laid
 // out (gpu/speed.rs), so every read below stays inside the regions checked here.
@@ -885,6 +890,34 @@ pub(crate) fn launch_speed_load(src: Region, n: usize, bpc: u8, dst: Region) -> 
             KArg::Ptr(dst),
         ],
         metric: "speed_chroma",
+    }
+}
+
+/// `speed_load_diff`: `prev` and `cur` hold `n` u16 samples of `bpc` bits (8, 10, 12 or 16) each,
+/// `dst` receives `n` floats (each sample converted as `speed_load` converts it, previous minus
+/// current); reads and writes below `n` only.
+pub(crate) fn launch_speed_load_diff(
+    prev: Region,
+    cur: Region,
+    n: usize,
+    bpc: u8,
+    dst: Region,
+) -> Launch {
+    need(prev, 2 * n, "speed_load_diff prev");
+    need(cur, 2 * n, "speed_load_diff cur");
+    need(dst, 4 * n, "speed_load_diff dst");
+    assert!(n > 0 && matches!(bpc, 8 | 10 | 12 | 16));
+    Launch {
+        kernel: Kernel::SpeedLoadDiff,
+        grid: (blocks(n, BLOCK as usize), 1),
+        args: vec![
+            KArg::Ptr(prev),
+            KArg::Ptr(cur),
+            KArg::I32(i32_of(n)),
+            KArg::I32(i32::from(bpc)),
+            KArg::Ptr(dst),
+        ],
+        metric: "speed_temporal",
     }
 }
 

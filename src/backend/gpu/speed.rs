@@ -1,25 +1,37 @@
-//! SpEED chroma's part of a frame's companion [`CompanionPlan`]: for each of the four plane sides
-//! (reference U, distorted U, reference V, distorted V) the device computes what
-//! [`SpeedChroma::sides`] computes on the CPU ([`SpeedSide`]: the operating image after the
+//! SpEED's parts of a frame's companion [`CompanionPlan`], chroma and temporal: for each side
+//! the device computes what the CPU computes ([`SpeedSide`]: the operating image after the
 //! local-mean removal, the 25 means and the 25x25 covariances, each sum in the CPU's order and
 //! types, kernels/speed.cu), and the host finishes the score from them with the CPU's own code
-//! ([`SpeedChroma::finish`]: eigenvalues, QR, entropies and `log2` stay there).
+//! (eigenvalues, QR, entropies and `log2` stay there).
+//!
+//! - SpEED chroma ([`SpeedChroma::sides`], [`SpeedChroma::finish`]): four sides, the chroma
+//!   planes (reference U, distorted U, reference V, distorted V) as floats.
+//! - SpEED temporal ([`SpeedTemporal::sides`], [`SpeedTemporal::finish`]): two sides, the
+//!   previous frame's luma minus this frame's, as floats (`speed_load_diff`), of the reference
+//!   and of the distorted picture (minus the current reference with `speed_use_ref_diff`). The
+//!   previous frame's luma planes are inputs of the frame like its own ([`FrameJob::previous`]
+//!   uploaded with the frame), so a frame's launches read nothing of another frame's and
+//!   frames in flight stay independent; the first frame of a clip has none, runs no SpEED
+//!   temporal launch and scores 0, as on the CPU.
 //!
 //! The tables (prescale indices and weights, filter taps, the sampled filter's mirrored rows and
 //! needed columns) are the CPU's ([`GpuLayout`]), uploaded once per geometry. The four sides
 //! share one set of scratch images (their launches run in order on the metric's stream), then
-//! one launch computes the four sides' means and one their covariances; each side's statistics
-//! are results (read back: 4 x (op_w x op_h + 650) floats, 130 KB at 4K
+//! one launch computes the sides' means and one their covariances; each side's statistics
+//! are results (read back: (op_w x op_h + 650) floats a side; chroma's four 130 KB at 4K
 //! 4:2:0).
 //!
 //! [`CompanionPlan`]: super::companion_plan::CompanionPlan
+//! [`FrameJob::previous`]: crate::backend::FrameJob::previous
 
 use std::sync::Arc;
 
-use super::companion_plan::{Arena, CompanionGeometry, Inputs};
+use super::companion_plan::{Arena, CompanionGeometry, Inputs, PREV_DIS, PREV_REF};
 use super::launch::*;
 use crate::error::{Error, Result};
-use crate::features::speed::{self, GpuLayout, PrescaleMethod, SpeedChroma, SpeedSide};
+use crate::features::speed::{
+    self, GpuLayout, PrescaleMethod, SpeedChroma, SpeedSide, SpeedTemporal,
+};
 
 /// One side's results: the operating image, the 25 means and the 625 covariances (floats).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,22 +62,42 @@ struct Scratch {
     small: Region,
 }
 
+/// The CPU extractor whose tail finishes the scores.
+#[derive(Clone, Debug)]
+pub(crate) enum Extractor {
+    Chroma(Arc<SpeedChroma>),
+    Temporal(Arc<SpeedTemporal>),
+}
+
 /// What the plan keeps for the frame's scores: the CPU extractor (the host's tail) or the CPU's
 /// refusal of the geometry, and where the sides' results are.
 #[derive(Clone, Debug)]
 pub(crate) struct SpeedScores {
-    pub(crate) extractor: Result<Arc<SpeedChroma>>,
-    pub(crate) out: Option<[SideOut; 4]>,
+    pub(crate) extractor: Result<Extractor>,
+    pub(crate) out: Option<Vec<SideOut>>,
 }
 
-/// The part (`None` fields where SpEED chroma is not asked for or the CPU refuses the
+/// How a side's float image is made: from one input plane (`speed_load`), or as the
+/// difference of two (`speed_load_diff`: previous minus current).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Load {
+    Plane(usize),
+    Diff(usize, usize),
+}
+
+/// The part (`None` fields where the metric is not asked for or the CPU refuses the
 /// geometry).
 pub(crate) struct SpeedPart {
+    /// `speed_chroma` or `speed_temporal` (the launches' metric).
+    metric: &'static str,
+    /// Per side, in the CPU's order of sides ([`SpeedChroma::sides`],
+    /// [`SpeedTemporal::sides`]).
+    loads: Vec<Load>,
     scores: Option<SpeedScores>,
     layout: Option<GpuLayout>,
     tables: Option<Tables>,
     scratch: Option<Scratch>,
-    out: Option<[SideOut; 4]>,
+    out: Option<Vec<SideOut>>,
 }
 
 /// The error of a SpEED chroma asked for on a picture without chroma planes (the host route's
@@ -80,14 +112,23 @@ pub(crate) fn no_chroma() -> Error {
 }
 
 impl SpeedPart {
-    pub(crate) fn new(geom: &CompanionGeometry, need_plane: &mut [bool; 3]) -> SpeedPart {
-        let mut part = SpeedPart {
+    fn empty(metric: &'static str, loads: Vec<Load>) -> SpeedPart {
+        SpeedPart {
+            metric,
+            loads,
             scores: None,
             layout: None,
             tables: None,
             scratch: None,
             out: None,
-        };
+        }
+    }
+
+    /// SpEED chroma's part: four sides, the chroma planes (reference U, distorted U,
+    /// reference V, distorted V).
+    pub(crate) fn chroma(geom: &CompanionGeometry, need_plane: &mut [bool; 3]) -> SpeedPart {
+        let loads = [1, 4, 2, 5].map(Load::Plane).to_vec();
+        let mut part = SpeedPart::empty(speed::CHROMA_METRIC, loads);
         let Some(p) = geom.companions.speed_chroma else {
             return part;
         };
@@ -95,29 +136,66 @@ impl SpeedPart {
             Some((cw, ch)) => SpeedChroma::new(&p, cw, ch, geom.bpc).map(Arc::new),
             None => Err(no_chroma()),
         };
-        let layout = extractor.as_ref().map_err(Clone::clone).and_then(|e| {
-            let l = e.gpu_layout()?;
-            check_tables(&l);
-            Ok(l)
-        });
-        match layout {
-            Ok(l) => {
-                need_plane[1] = true;
-                need_plane[2] = true;
-                part.layout = Some(l);
-                part.scores = Some(SpeedScores {
-                    extractor,
-                    out: None,
-                });
-            }
-            Err(e) => {
-                part.scores = Some(SpeedScores {
-                    extractor: Err(e),
-                    out: None,
-                });
-            }
+        let layout = extractor
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|e| e.gpu_layout());
+        if part.prepare(extractor.map(Extractor::Chroma), layout) {
+            need_plane[1] = true;
+            need_plane[2] = true;
         }
         part
+    }
+
+    /// SpEED temporal's part: two sides, the temporal differences of the reference (previous
+    /// minus current) and of the distorted picture (previous minus current, or minus the
+    /// current reference with `speed_use_ref_diff`), from the luma planes and the previous
+    /// frame's ([`PREV_REF`], [`PREV_DIS`]).
+    pub(crate) fn temporal(geom: &CompanionGeometry, need_plane: &mut [bool; 3]) -> SpeedPart {
+        let Some(p) = geom.companions.speed_temporal else {
+            return SpeedPart::empty(speed::TEMPORAL_METRIC, Vec::new());
+        };
+        let cur_dis = if p.use_ref_diff { 0 } else { 3 };
+        let loads = vec![Load::Diff(PREV_REF, 0), Load::Diff(PREV_DIS, cur_dis)];
+        let mut part = SpeedPart::empty(speed::TEMPORAL_METRIC, loads);
+        let extractor = SpeedTemporal::new(&p, geom.w, geom.h, geom.bpc).map(Arc::new);
+        let layout = extractor
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|e| e.gpu_layout());
+        if part.prepare(extractor.map(Extractor::Temporal), layout) {
+            need_plane[0] = true;
+        }
+        part
+    }
+
+    /// Keep the extractor (or its refusal) and, where the geometry is computed, its layout
+    /// (checked); whether it is.
+    fn prepare(&mut self, extractor: Result<Extractor>, layout: Result<GpuLayout>) -> bool {
+        let (extractor, layout) = match (extractor, layout) {
+            (Ok(e), Ok(l)) => {
+                check_tables(&l);
+                (Ok(e), Some(l))
+            }
+            (Err(e), _) | (_, Err(e)) => (Err(e), None),
+        };
+        let computed = layout.is_some();
+        self.layout = layout;
+        self.scores = Some(SpeedScores {
+            extractor,
+            out: None,
+        });
+        computed
+    }
+
+    /// Whether the part reads the previous frame's luma planes (SpEED temporal on a geometry
+    /// it computes).
+    pub(crate) fn reads_previous(&self) -> bool {
+        self.layout.is_some()
+            && self
+                .loads
+                .iter()
+                .any(|l| matches!(l, Load::Diff(PREV_REF | PREV_DIS, _)))
     }
 
     pub(crate) fn tables(&mut self, a: &mut Arena) {
@@ -157,28 +235,32 @@ impl SpeedPart {
     pub(crate) fn results(&mut self, a: &mut Arena) {
         let Some(l) = &self.layout else { return };
         let (ow, oh) = l.op;
-        // The four sides' images, means and covariances each one region, side after side (the
-        // statistics' launches take the four sides at once).
+        let n = self.loads.len();
+        // The sides' images, means and covariances each one region, side after side (the
+        // statistics' launches take the sides at once).
         let (images, means, cov) = (
-            a.take(4 * 4 * ow * oh),
-            a.take(4 * 4 * 25),
-            a.take(4 * 4 * 625),
+            a.take(4 * n * ow * oh),
+            a.take(4 * n * 25),
+            a.take(4 * n * 625),
         );
         let part = |r: Region, k: usize| {
-            let bytes = r.bytes / 4;
+            let bytes = r.bytes / n;
             Region {
                 off: r.off + k * bytes,
                 bytes,
             }
         };
-        self.out = Some(std::array::from_fn(|k| SideOut {
-            image: part(images, k),
-            means: part(means, k),
-            cov: part(cov, k),
-        }));
+        let out: Vec<SideOut> = (0..n)
+            .map(|k| SideOut {
+                image: part(images, k),
+                means: part(means, k),
+                cov: part(cov, k),
+            })
+            .collect();
         if let Some(s) = self.scores.as_mut() {
-            s.out = self.out;
+            s.out = Some(out.clone());
         }
+        self.out = Some(out);
     }
 
     /// The launches, and the constant tables to upload once per geometry.
@@ -189,9 +271,14 @@ impl SpeedPart {
         launches: &mut Vec<Launch>,
     ) {
         let (Some(l), Some(t), Some(s), Some(out)) =
-            (&self.layout, self.tables, self.scratch, self.out)
+            (&self.layout, self.tables, self.scratch, self.out.as_deref())
         else {
             return;
+        };
+        let metric = self.metric;
+        let mut push = |mut launch: Launch| {
+            launch.metric = metric;
+            launches.push(launch);
         };
         let f32s = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
         let i32s = |v: &[usize]| -> Vec<u8> {
@@ -210,19 +297,23 @@ impl SpeedPart {
         }
         let (w, h) = l.plane;
         let (fw, sfw) = (l.taps.len(), l.small_taps.len());
-        // Reference U, distorted U, reference V, distorted V (SpeedChroma::sides' order).
-        for (k, input) in [1, 4, 2, 5].into_iter().enumerate() {
-            let src = inputs[input].expect("the plan uploads the chroma planes");
-            launches.push(launch_speed_load(src, w * h, l.bpc, s.plane));
+        let input = |i: usize| inputs[i].expect("the plan uploads the planes its loads read");
+        for (k, load) in self.loads.iter().enumerate() {
+            push(match *load {
+                Load::Plane(i) => launch_speed_load(input(i), w * h, l.bpc, s.plane),
+                Load::Diff(p, c) => {
+                    launch_speed_load_diff(input(p), input(c), w * h, l.bpc, s.plane)
+                }
+            });
             // The filter reads the prescaled image, else the plane's top-left scaled size.
             let (img, stride, rows) = match (t.prescale, s.scaled) {
                 (Some(pt), Some(scaled)) => {
-                    launches.push(launch_speed_prescale(s.plane, (w, h), l.scaled, pt, scaled));
+                    push(launch_speed_prescale(s.plane, (w, h), l.scaled, pt, scaled));
                     (scaled, l.scaled.0, l.scaled.1)
                 }
                 _ => (s.plane, w, h),
             };
-            launches.push(launch_speed_filter_v(
+            push(launch_speed_filter_v(
                 img,
                 (stride, rows),
                 (t.taps, fw),
@@ -230,7 +321,7 @@ impl SpeedPart {
                 (t.needed, l.needed.len()),
                 s.vert,
             ));
-            launches.push(launch_speed_filter_h(
+            push(launch_speed_filter_h(
                 (s.vert, l.needed.len()),
                 (t.taps, fw),
                 l.op,
@@ -239,22 +330,22 @@ impl SpeedPart {
             ));
             let o = out[k];
             debug_assert_eq!(o.image.off, out[0].image.off + k * o.image.bytes);
-            launches.push(launch_speed_local_mean(
+            push(launch_speed_local_mean(
                 s.small,
                 l.op,
                 (t.small, sfw),
                 o.image,
             ));
         }
-        // The four sides' statistics at once: the sides' regions lie side after side
-        // (`results`).
+        // The sides' statistics at once: the sides' regions lie side after side (`results`).
+        let n = out.len();
         let all = |f: fn(&SideOut) -> Region| Region {
             off: f(&out[0]).off,
-            bytes: 4 * f(&out[0]).bytes,
+            bytes: n * f(&out[0]).bytes,
         };
         let (images, means, cov) = (all(|o| o.image), all(|o| o.means), all(|o| o.cov));
-        launches.push(launch_speed_stats(images, l.op, l.sub, 4, means, None));
-        launches.push(launch_speed_stats(images, l.op, l.sub, 4, means, Some(cov)));
+        push(launch_speed_stats(images, l.op, l.sub, n, means, None));
+        push(launch_speed_stats(images, l.op, l.sub, n, means, Some(cov)));
     }
 
     pub(crate) fn into_scores(self) -> Option<SpeedScores> {
@@ -312,36 +403,61 @@ fn check_tables(l: &GpuLayout) {
 }
 
 impl SpeedScores {
-    /// The four sides' statistics from the read-back results (`bytes` of a region).
-    pub(crate) fn sides(&self, bytes: &dyn Fn(Region) -> Vec<u8>) -> Option<[SpeedSide; 4]> {
-        let out = self.out?;
+    /// The sides' statistics from the read-back results (`bytes` of a region).
+    pub(crate) fn sides(&self, bytes: &dyn Fn(Region) -> Vec<u8>) -> Option<Vec<SpeedSide>> {
+        let out = self.out.as_ref()?;
         let floats = |r: Region| -> Vec<f32> {
             bytes(r)
                 .chunks_exact(4)
                 .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
                 .collect()
         };
-        Some(out.map(|o| {
-            let m = floats(o.means);
-            let mut means = [0f32; 25];
-            means.copy_from_slice(&m[..25]);
-            SpeedSide {
-                image: floats(o.image),
-                means,
-                cov: floats(o.cov),
-            }
-        }))
+        Some(
+            out.iter()
+                .map(|o| {
+                    let m = floats(o.means);
+                    let mut means = [0f32; 25];
+                    means.copy_from_slice(&m[..25]);
+                    SpeedSide {
+                        image: floats(o.image),
+                        means,
+                        cov: floats(o.cov),
+                    }
+                })
+                .collect(),
+        )
     }
 
-    /// The scores: the CPU's refusal, or the host's tail on the GPU's statistics.
-    pub(crate) fn finish(
+    /// SpEED chroma's scores: the CPU's refusal, or the host's tail on the GPU's statistics.
+    pub(crate) fn finish_chroma(
         &self,
         bytes: &dyn Fn(Region) -> Vec<u8>,
     ) -> Result<speed::SpeedChromaScores> {
-        let e = self.extractor.as_ref().map_err(Clone::clone)?;
-        let sides = self
-            .sides(bytes)
-            .ok_or_else(|| super::companion_plan::missing("speed_chroma"))?;
-        e.finish(&sides)
+        let missing = || super::companion_plan::missing(speed::CHROMA_METRIC);
+        match self.extractor.as_ref().map_err(Clone::clone)? {
+            Extractor::Chroma(e) => {
+                let sides: [SpeedSide; 4] = self
+                    .sides(bytes)
+                    .and_then(|v| v.try_into().ok())
+                    .ok_or_else(missing)?;
+                e.finish(&sides)
+            }
+            Extractor::Temporal(_) => Err(missing()),
+        }
+    }
+
+    /// SpEED temporal's score of a frame with a previous one, likewise.
+    pub(crate) fn finish_temporal(&self, bytes: &dyn Fn(Region) -> Vec<u8>) -> Result<f64> {
+        let missing = || super::companion_plan::missing(speed::TEMPORAL_METRIC);
+        match self.extractor.as_ref().map_err(Clone::clone)? {
+            Extractor::Temporal(e) => {
+                let sides: [SpeedSide; 2] = self
+                    .sides(bytes)
+                    .and_then(|v| v.try_into().ok())
+                    .ok_or_else(missing)?;
+                e.finish(&sides)
+            }
+            Extractor::Chroma(_) => Err(missing()),
+        }
     }
 }

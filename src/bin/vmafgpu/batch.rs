@@ -56,7 +56,8 @@ struct BatchArgs {
     manifest: String,
     output_dir: PathBuf,
     devices: Option<String>,
-    jobs: usize,
+    /// `--jobs`, `None` for the default ([`default_jobs`]).
+    jobs: Option<usize>,
     resume: bool,
     shard: Option<(usize, usize)>,
     common: Vec<String>,
@@ -80,7 +81,7 @@ fn parse_batch_args(argv: &[String]) -> Result<BatchArgs, Failure> {
     let mut manifest = None;
     let mut output_dir = PathBuf::from(".");
     let mut devices = None;
-    let mut jobs = 1;
+    let mut jobs = None;
     let mut resume = false;
     let mut shard = None;
     let mut common = Vec::new();
@@ -104,11 +105,12 @@ fn parse_batch_args(argv: &[String]) -> Result<BatchArgs, Failure> {
             "--devices" => devices = Some(value(name)?),
             "--jobs" => {
                 let v = value(name)?;
-                jobs = v
-                    .parse()
-                    .ok()
-                    .filter(|&j| j > 0)
-                    .ok_or_else(|| usage(format!("--jobs {v}: give a positive integer")))?;
+                jobs = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|&j| j > 0)
+                        .ok_or_else(|| usage(format!("--jobs {v}: give a positive integer")))?,
+                );
             }
             "--resume" => resume = true,
             "--shard" => shard = Some(parse_shard(&value(name)?)?),
@@ -271,14 +273,52 @@ pub fn read_manifest(path: &Path) -> Result<Vec<Entry>, String> {
 
 /// The GPUs of `--devices`: `all` (CUDA_VISIBLE_DEVICES, else the NVIDIA driver's list) or a
 /// list like `0,2`.
+/// Pairs at a time on each GPU when `--jobs` is not given. Each pair still pays its pipeline's
+/// set-up (the backend and its buffers, about 0.3 s); four at a time overlap it with the others'
+/// scoring (BENCHMARKS.md, fourteenth session: 6.2 times the throughput of one process per pair
+/// with four at a time, 1.5 times with one).
+pub const GPU_JOBS: usize = 4;
+
+/// The NVIDIA GPUs visible: `CUDA_VISIBLE_DEVICES`, else the driver's list (0 without one).
+fn visible_gpus() -> usize {
+    match std::env::var("CUDA_VISIBLE_DEVICES") {
+        Ok(v) => v.split(',').filter(|s| !s.trim().is_empty()).count(),
+        Err(_) => std::fs::read_dir("/proc/driver/nvidia/gpus")
+            .map(|d| d.count())
+            .unwrap_or(0),
+    }
+}
+
+/// The `--backend` among the options for every pair (the last one given), if any.
+fn backend_option(common: &[String]) -> Option<&str> {
+    let mut found = None;
+    let mut it = common.iter();
+    while let Some(a) = it.next() {
+        if a == "--backend" {
+            found = it.next().map(String::as_str);
+        } else if let Some(v) = a.strip_prefix("--backend=") {
+            found = Some(v);
+        }
+    }
+    found
+}
+
+/// Pairs at a time per worker set when `--jobs` is not given: [`GPU_JOBS`] on GPUs (`--devices`,
+/// `--backend cuda|hip`, or the default backend on a machine with an NVIDIA GPU), one on the
+/// CPU (a pair then has every core).
+fn default_jobs(devices: bool, common: &[String]) -> usize {
+    let gpu = devices
+        || match backend_option(common) {
+            Some("cuda" | "hip") => true,
+            Some("auto") | None => visible_gpus() > 0,
+            Some(_) => false,
+        };
+    if gpu { GPU_JOBS } else { 1 }
+}
+
 fn devices(spec: &str) -> Result<Vec<u32>, Failure> {
     if spec == "all" {
-        let n = match std::env::var("CUDA_VISIBLE_DEVICES") {
-            Ok(v) => v.split(',').filter(|s| !s.trim().is_empty()).count(),
-            Err(_) => std::fs::read_dir("/proc/driver/nvidia/gpus")
-                .map(|d| d.count())
-                .unwrap_or(0),
-        };
+        let n = visible_gpus();
         if n == 0 {
             return Err(Failure::Run(
                 "--devices all: no GPU found (no /proc/driver/nvidia/gpus); give --devices 0,1,..."
@@ -464,12 +504,15 @@ pub fn batch(argv: &[String]) -> Result<(), Failure> {
     if let Err(e) = args::parse(&check) {
         return Err(Failure::Usage(e.0));
     }
+    let jobs = b
+        .jobs
+        .unwrap_or_else(|| default_jobs(b.devices.is_some(), &b.common));
     let workers: Vec<Option<u32>> = match &b.devices {
         Some(spec) => devices(spec)?
             .into_iter()
-            .flat_map(|d| std::iter::repeat_n(Some(d), b.jobs))
+            .flat_map(|d| std::iter::repeat_n(Some(d), jobs))
             .collect(),
-        None => vec![None; b.jobs],
+        None => vec![None; jobs],
     };
     let queue = Mutex::new(entries.iter().collect::<VecDeque<_>>());
     let rows = Mutex::new(Vec::with_capacity(entries.len()));
@@ -580,7 +623,8 @@ MANIFEST: JSON Lines ({\"reference\": ..., \"distorted\": ..., \"id\": ..., \"op
 or CSV with a header row (reference,distorted[,id][,options]); relative paths are relative to
 the manifest. Each pair's report is DIR/ID.json (libvmaf's JSON); DIR/summary.csv and
 DIR/summary.json list every pair (status, pooled VMAF, frames, error). --devices runs --jobs
-pairs at a time on each GPU (else --jobs on the CPU); --resume keeps the reports already there;
+pairs at a time on each GPU (else --jobs on the backend chosen; default 4 on a GPU, 1 on the
+CPU); --resume keeps the reports already there;
 --shard I/N takes the pairs whose manifest index is I modulo N (summary.shard-I-of-N.*).
 ";
 
@@ -597,6 +641,26 @@ mod tests {
         assert!(csv_fields("\"a").is_err());
         assert_eq!(parse_shard("1/4").ok(), Some((1, 4)));
         assert!(parse_shard("4/4").is_err() && parse_shard("1").is_err());
+    }
+
+    #[test]
+    fn default_jobs_follow_the_backend() {
+        let opts = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(default_jobs(true, &[]), GPU_JOBS);
+        assert_eq!(default_jobs(false, &opts(&["--backend", "cuda"])), GPU_JOBS);
+        assert_eq!(
+            default_jobs(false, &opts(&["--backend=hip", "-q"])),
+            GPU_JOBS
+        );
+        assert_eq!(default_jobs(false, &opts(&["--backend", "cpu"])), 1);
+        // The last --backend counts.
+        assert_eq!(
+            default_jobs(false, &opts(&["--backend", "cuda", "--backend", "cpu"])),
+            1
+        );
+        let auto = if visible_gpus() > 0 { GPU_JOBS } else { 1 };
+        assert_eq!(default_jobs(false, &opts(&["--backend", "auto"])), auto);
+        assert_eq!(default_jobs(false, &[]), auto);
     }
 
     #[test]

@@ -188,6 +188,25 @@ pub struct SpeedTemporalParams {
     pub use_ref_diff: bool,
 }
 
+// `Eq` and `Hash` as for [`SpeedChromaParams`].
+impl Eq for SpeedTemporalParams {}
+
+impl std::hash::Hash for SpeedTemporalParams {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        for v in [
+            self.kernelscale,
+            self.prescale,
+            self.sigma_nn,
+            self.nn_floor,
+            self.max_val,
+        ] {
+            (v + 0.0).to_bits().hash(h);
+        }
+        self.prescale_method.hash(h);
+        self.use_ref_diff.hash(h);
+    }
+}
+
 impl Default for SpeedTemporalParams {
     fn default() -> Self {
         SpeedTemporalParams {
