@@ -92,6 +92,6 @@ if has X; then
   VMAFGPU_PARITY_QUICK=1 t memcheck_cuda 120 compute-sanitizer --tool memcheck --error-exitcode 9 $B/cuda_parity
   VMAFGPU_PARITY_QUICK=1 t racecheck_cuda 150 compute-sanitizer --tool racecheck --error-exitcode 9 $B/cuda_parity cuda_reset
   VMAFGPU_PARITY_QUICK=1 t memcheck_v1 120 compute-sanitizer --tool memcheck --error-exitcode 9 $B/companion_parity cambi speed
-  VMAFGPU_PARITY_QUICK=1 t racecheck_v1 240 compute-sanitizer --tool racecheck --error-exitcode 9 $B/companion_parity cambi_equals speed_chroma speed_temporal
+  VMAFGPU_PARITY_QUICK=1 t racecheck_v1 240 compute-sanitizer --tool racecheck --error-exitcode 9 $B/companion_parity cambi_equals speed_chroma speed_temporal --test-threads=1
 fi
 echo "done in $(( $(date +%s) - START ))s"
