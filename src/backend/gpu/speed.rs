@@ -15,7 +15,7 @@
 //!   temporal launch and scores 0, as on the CPU.
 //!
 //! The tables (prescale indices and weights, filter taps, the sampled filter's mirrored rows and
-//! needed columns) are the CPU's ([`GpuLayout`]), uploaded once per geometry. The four sides
+//! needed columns) are the CPU's ([`GpuLayout`]), uploaded once per geometry. A part's sides
 //! share one set of scratch images (their launches run in order on the metric's stream), then
 //! one launch computes the sides' means and one their covariances; each side's statistics
 //! are results (read back: (op_w x op_h + 650) floats a side; chroma's four 130 KB at 4K
