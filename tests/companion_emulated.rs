@@ -1526,13 +1526,13 @@ fn speed_temporal_equals_cpu_depths_contents_sizes() {
     let d = SpeedTemporalParams::default();
     for bpc in [8, 10, 12, 16] {
         for c in gpu_content::ALL {
-            cases.push((640, 360, bpc, Some(c), c, d));
+            cases.push((320, 180, bpc, Some(c), c, d));
         }
     }
     for c in [Content::Natural, Content::Random] {
         cases.push((
-            640,
-            360,
+            320,
+            180,
             10,
             Some(c),
             c,
@@ -1566,7 +1566,7 @@ fn speed_temporal_equals_cpu_prescale_methods_and_kernel_scales() {
         PrescaleMethod::Lanczos4,
     ] {
         for ps in [0.5, 0.6] {
-            cases.push((960, 540, 10, n.0, n.1, temporal(ps, method, false)));
+            cases.push((640, 360, 10, n.0, n.1, temporal(ps, method, false)));
         }
     }
     // Taller: refused, as on the CPU.
@@ -1583,7 +1583,7 @@ fn speed_temporal_equals_cpu_prescale_methods_and_kernel_scales() {
             kernelscale: ks,
             ..SpeedTemporalParams::default()
         };
-        cases.push((640, 360, 8, n.0, n.1, p));
+        cases.push((320, 180, 8, n.0, n.1, p));
     }
     let Some(seen) = compare_temporal(&cases) else {
         return;
