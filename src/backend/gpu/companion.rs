@@ -296,14 +296,15 @@ struct PendingScores {
 
 /// Wait for a frame's readback, then its scores (on the frame's scoring thread). Terms the
 /// scores need from the device are copied from the frame's own results (its slot), which no
-/// other frame writes while this one holds the ring buffer.
+/// other frame writes while this one holds the ring buffer. `host_previous`: for a frame from the
+/// caller's memory, whether it had the previous frame's planes (`None`: the job's planes).
 fn score_frame<D: Device>(
     dev: &D,
     plan: &CompanionPlan,
     base: u64,
     rb: &RingBuf<D>,
     job: &FrameJob,
-    host_frame: Option<HostPrevious>,
+    host_previous: Option<bool>,
     queued: std::time::Instant,
 ) -> Result<CompanionScores> {
     dev.sync_event(&rb.done)?;
@@ -325,7 +326,7 @@ fn score_frame<D: Device>(
         Ok(v)
     };
     let rb = rb.readback.slice(0, plan.readback.bytes);
-    let r = if let Some(HostPrevious(previous)) = host_frame {
+    let r = if let Some(previous) = host_previous {
         plan.scores_of_host_frame(rb, &fetch, previous)
     } else {
         plan.scores(job, rb, &fetch)
@@ -333,11 +334,6 @@ fn score_frame<D: Device>(
     feeder_add(Stage::Scoring, gpu_done);
     r
 }
-
-/// A frame from the caller's memory, and whether it had the previous frame's planes
-/// ([`HostFrame::previous`]).
-#[derive(Clone, Copy)]
-struct HostPrevious(bool);
 
 /// Whether frame `f` has the previous frame's planes (SpEED temporal runs on it).
 fn has_previous<D: Device>(f: &Feed<D>) -> bool {
@@ -396,7 +392,8 @@ fn feed<D: Device>(launcher: Arc<Launcher<D>>, rx: Receiver<Feed<D>>) {
             outcome,
             ..
         } = f;
-        let host_frame = host.as_ref().map(|h| HostPrevious(h.previous.is_some()));
+        // A frame from the caller's memory: whether it had the previous frame's planes.
+        let host_previous = host.as_ref().map(|h| h.previous.is_some());
         if !direct {
             // Copied into staging: the caller's buffers can go now.
             host = None;
@@ -421,7 +418,7 @@ fn feed<D: Device>(launcher: Arc<Launcher<D>>, rx: Receiver<Feed<D>>) {
                         }
                         drop(h);
                     }
-                    let r = score_frame(&dev, &plan, base, &guard, &job, host_frame, t_spawn);
+                    let r = score_frame(&dev, &plan, base, &guard, &job, host_previous, t_spawn);
                     drop(guard);
                     drop((rb, plan, job));
                     r

@@ -433,31 +433,28 @@ impl SpeedScores {
         &self,
         bytes: &dyn Fn(Region) -> Vec<u8>,
     ) -> Result<speed::SpeedChromaScores> {
-        let missing = || super::companion_plan::missing(speed::CHROMA_METRIC);
         match self.extractor.as_ref().map_err(Clone::clone)? {
-            Extractor::Chroma(e) => {
-                let sides: [SpeedSide; 4] = self
-                    .sides(bytes)
-                    .and_then(|v| v.try_into().ok())
-                    .ok_or_else(missing)?;
-                e.finish(&sides)
-            }
-            Extractor::Temporal(_) => Err(missing()),
+            Extractor::Chroma(e) => e.finish(&self.sides_of(bytes, speed::CHROMA_METRIC)?),
+            Extractor::Temporal(_) => Err(super::companion_plan::missing(speed::CHROMA_METRIC)),
         }
     }
 
     /// SpEED temporal's score of a frame with a previous one, likewise.
     pub(crate) fn finish_temporal(&self, bytes: &dyn Fn(Region) -> Vec<u8>) -> Result<f64> {
-        let missing = || super::companion_plan::missing(speed::TEMPORAL_METRIC);
         match self.extractor.as_ref().map_err(Clone::clone)? {
-            Extractor::Temporal(e) => {
-                let sides: [SpeedSide; 2] = self
-                    .sides(bytes)
-                    .and_then(|v| v.try_into().ok())
-                    .ok_or_else(missing)?;
-                e.finish(&sides)
-            }
-            Extractor::Chroma(_) => Err(missing()),
+            Extractor::Temporal(e) => e.finish(&self.sides_of(bytes, speed::TEMPORAL_METRIC)?),
+            Extractor::Chroma(_) => Err(super::companion_plan::missing(speed::TEMPORAL_METRIC)),
         }
+    }
+
+    /// The `N` sides' statistics of `metric`, or the error that the plan has none.
+    fn sides_of<const N: usize>(
+        &self,
+        bytes: &dyn Fn(Region) -> Vec<u8>,
+        metric: &str,
+    ) -> Result<[SpeedSide; N]> {
+        self.sides(bytes)
+            .and_then(|v| v.try_into().ok())
+            .ok_or_else(|| super::companion_plan::missing(metric))
     }
 }

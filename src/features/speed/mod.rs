@@ -131,17 +131,26 @@ impl Eq for SpeedChromaParams {}
 
 impl std::hash::Hash for SpeedChromaParams {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        for v in [
-            self.kernelscale,
-            self.prescale,
-            self.sigma_nn,
-            self.nn_floor,
-            self.max_val,
-        ] {
-            (v + 0.0).to_bits().hash(h);
-        }
+        hash_finite(
+            [
+                self.kernelscale,
+                self.prescale,
+                self.sigma_nn,
+                self.nn_floor,
+                self.max_val,
+            ],
+            h,
+        );
         self.prescale_method.hash(h);
         self.weight_var_mode.hash(h);
+    }
+}
+
+/// Hash finite options so that equal values hash alike (+0.0 makes -0.0 and 0.0 one value).
+fn hash_finite<H: std::hash::Hasher>(values: [f64; 5], h: &mut H) {
+    use std::hash::Hash;
+    for v in values {
+        (v + 0.0).to_bits().hash(h);
     }
 }
 
@@ -193,15 +202,16 @@ impl Eq for SpeedTemporalParams {}
 
 impl std::hash::Hash for SpeedTemporalParams {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        for v in [
-            self.kernelscale,
-            self.prescale,
-            self.sigma_nn,
-            self.nn_floor,
-            self.max_val,
-        ] {
-            (v + 0.0).to_bits().hash(h);
-        }
+        hash_finite(
+            [
+                self.kernelscale,
+                self.prescale,
+                self.sigma_nn,
+                self.nn_floor,
+                self.max_val,
+            ],
+            h,
+        );
         self.prescale_method.hash(h);
         self.use_ref_diff.hash(h);
     }
