@@ -151,6 +151,21 @@ fn emulate(
     out.stdout
 }
 
+/// What the plan of `job` uploads: its constant tables, then the job's planes (8-bit samples as
+/// bytes, the host's narrowing that widen_u8 restores; else little-endian u16).
+fn plan_uploads(plan: &CompanionPlan, job: &Job) -> Vec<(Region, Vec<u8>)> {
+    let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();
+    for (r, data) in plan.uploads(job) {
+        let bytes = if plan.narrow {
+            data.iter().map(|&v| u8::try_from(v).unwrap()).collect()
+        } else {
+            data.iter().flat_map(|v| v.to_le_bytes()).collect()
+        };
+        uploads.push((r, bytes));
+    }
+    uploads
+}
+
 /// Run the plan of `job` in the emulator; the scores from its read-back bytes (the terms, where
 /// needed, from its arena; with `host_sums` every SSIM, MS-SSIM and PSNR-HVS sum is added from
 /// them). Also says whether any terms were fetched.
@@ -174,16 +189,7 @@ fn run_emulated_with(
         Err(e) => return (Err(e), false),
     };
     plan.host_sums = host_sums;
-    let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();
-    for (r, data) in plan.uploads(job) {
-        let bytes = if plan.narrow {
-            // 8-bit samples as bytes (the host's narrowing; widen_u8 restores them).
-            data.iter().map(|&v| u8::try_from(v).unwrap()).collect()
-        } else {
-            data.iter().flat_map(|v| v.to_le_bytes()).collect()
-        };
-        uploads.push((r, bytes));
-    }
+    let uploads = plan_uploads(&plan, job);
     assert_eq!(
         plan.setup.is_empty(),
         !plan
@@ -924,15 +930,7 @@ fn run_cambi(
 ) {
     let mut plan = CompanionPlan::new(CompanionGeometry::of(&job.cfg.companions, job).unwrap());
     plan.host_sums = host_sums;
-    let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();
-    for (r, data) in plan.uploads(job) {
-        let bytes = if plan.narrow {
-            data.iter().map(|&v| u8::try_from(v).unwrap()).collect()
-        } else {
-            data.iter().flat_map(|v| v.to_le_bytes()).collect()
-        };
-        uploads.push((r, bytes));
-    }
+    let uploads = plan_uploads(&plan, job);
     let arena = run_plan(exe, &plan, &uploads);
     let rb = &arena[plan.readback.off..plan.readback.off + plan.readback.bytes];
     let fetch = |r: Region| -> gstvmafgpu::Result<Vec<u8>> {
@@ -1125,15 +1123,7 @@ fn run_speed(
         Ok(g) => CompanionPlan::new(g),
         Err(e) => return (Err(e), None),
     };
-    let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();
-    for (r, data) in plan.uploads(job) {
-        let bytes = if plan.narrow {
-            data.iter().map(|&v| u8::try_from(v).unwrap()).collect()
-        } else {
-            data.iter().flat_map(|v| v.to_le_bytes()).collect()
-        };
-        uploads.push((r, bytes));
-    }
+    let uploads = plan_uploads(&plan, job);
     let arena = run_plan(exe, &plan, &uploads);
     let rb = &arena[plan.readback.off..plan.readback.off + plan.readback.bytes];
     let fetch = |r: Region| -> gstvmafgpu::Result<Vec<u8>> {
@@ -1446,15 +1436,7 @@ fn compare_temporal(cases: &[TemporalCase]) -> Option<TemporalSeen> {
                 continue;
             }
         };
-        let mut uploads: Vec<(Region, Vec<u8>)> = plan.tables.clone();
-        for (r, data) in plan.uploads(&j) {
-            let bytes = if plan.narrow {
-                data.iter().map(|&v| u8::try_from(v).unwrap()).collect()
-            } else {
-                data.iter().flat_map(|v| v.to_le_bytes()).collect()
-            };
-            uploads.push((r, bytes));
-        }
+        let uploads = plan_uploads(&plan, &j);
         let arena = run_plan(exe, &plan, &uploads);
         let rb = &arena[plan.readback.off..plan.readback.off + plan.readback.bytes];
         let fetch = |r: Region| -> gstvmafgpu::Result<Vec<u8>> {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::features::speed::SpeedChromaParams;
 
 /// The CPU backend never says a pair's work is on a GPU (the element's live wait would
 /// then hold its worker threads to one frame at a time), with or without companions.
@@ -20,39 +21,6 @@ fn cpu_scorer_does_not_compute_on_device() {
         .unwrap();
         assert_eq!(s.backend_name(), "cpu");
         assert!(!s.computes_on_device(), "{companions:?}");
-    }
-}
-
-/// The CPU backend, saying that it computes CAMBI "on its device" (its workers compute the
-/// companions a job asks for with the CPU reference, CAMBI included): records the CAMBI
-/// options each job asked for (the configured ones on a job with features, else none).
-struct DeviceCambi {
-    inner: crate::backend::cpu::CpuBackend,
-    cfg: backend::ClipConfig,
-    asked: Arc<std::sync::Mutex<Vec<Option<crate::features::cambi::CambiParams>>>>,
-}
-
-impl Backend for DeviceCambi {
-    fn name(&self) -> &'static str {
-        "device-cambi"
-    }
-    fn submit(&mut self, job: FrameJob) -> Result<()> {
-        let cambi = self.cfg.companions.cambi.filter(|_| job.features);
-        self.asked.lock().unwrap().push(cambi);
-        self.inner.submit(job)
-    }
-    fn configure(&mut self, cfg: &backend::ClipConfig) -> Result<()> {
-        self.cfg = *cfg;
-        self.inner.configure(cfg)
-    }
-    fn receive(&mut self, wait: bool) -> Result<Option<(u64, backend::FrameAccum)>> {
-        self.inner.receive(wait)
-    }
-    fn reset(&mut self) {
-        self.inner.reset();
-    }
-    fn computes_on_device(&self, companions: Companions) -> bool {
-        companions.cambi.is_some()
     }
 }
 
@@ -111,9 +79,103 @@ fn i420(buf: &[u8], w: usize, h: usize) -> Picture<'_> {
     }
 }
 
-/// A backend that computes CAMBI on its device gets the model's CAMBI in every scored job
-/// (and the standalone CAMBI of other options stays on host threads: one CAMBI a job), and the
-/// scores are the host threads' bit for bit.
+/// The CPU backend, saying that it computes the v1 features `on_device` accepts "on its
+/// device" (its workers compute the companions a job asks for with the CPU reference, CAMBI and
+/// SpEED included): records per job what `record` takes from the clip's configuration and the
+/// job.
+struct OnDevice<T> {
+    inner: crate::backend::cpu::CpuBackend,
+    cfg: backend::ClipConfig,
+    on_device: fn(Companions) -> bool,
+    record: fn(&backend::ClipConfig, &FrameJob) -> T,
+    asked: Arc<std::sync::Mutex<Vec<T>>>,
+}
+
+impl<T> OnDevice<T> {
+    fn new(
+        threads: usize,
+        on_device: fn(Companions) -> bool,
+        record: fn(&backend::ClipConfig, &FrameJob) -> T,
+    ) -> OnDevice<T> {
+        OnDevice {
+            inner: crate::backend::cpu::CpuBackend::new(threads).unwrap(),
+            cfg: Default::default(),
+            on_device,
+            record,
+            asked: Default::default(),
+        }
+    }
+}
+
+impl<T: Send + 'static> Backend for OnDevice<T> {
+    fn name(&self) -> &'static str {
+        "on-device"
+    }
+    fn submit(&mut self, job: FrameJob) -> Result<()> {
+        let r = (self.record)(&self.cfg, &job);
+        self.asked.lock().unwrap().push(r);
+        self.inner.submit(job)
+    }
+    fn configure(&mut self, cfg: &backend::ClipConfig) -> Result<()> {
+        self.cfg = *cfg;
+        self.inner.configure(cfg)
+    }
+    fn receive(&mut self, wait: bool) -> Result<Option<(u64, backend::FrameAccum)>> {
+        self.inner.receive(wait)
+    }
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+    fn computes_on_device(&self, companions: Companions) -> bool {
+        (self.on_device)(companions)
+    }
+}
+
+/// A backend computing CAMBI: the CAMBI options each job asked for (the configured ones on a
+/// job with features, else none).
+fn device_cambi(threads: usize) -> OnDevice<Option<crate::features::cambi::CambiParams>> {
+    OnDevice::new(
+        threads,
+        |c| c.cambi.is_some(),
+        |cfg, job| cfg.companions.cambi.filter(|_| job.features),
+    )
+}
+
+/// A backend computing SpEED chroma: per job the options asked for (on a job with features)
+/// and whether the job had chroma planes.
+fn device_speed(threads: usize) -> OnDevice<(Option<SpeedChromaParams>, bool)> {
+    OnDevice::new(
+        threads,
+        |c| c.speed_chroma.is_some(),
+        |cfg, job| {
+            (
+                cfg.companions.speed_chroma.filter(|_| job.features),
+                job.chroma.is_some(),
+            )
+        },
+    )
+}
+
+/// A job's previous luma samples (reference, distorted).
+type PreviousLuma = (Vec<u16>, Vec<u16>);
+
+/// A backend computing SpEED temporal: per job whether it was asked for (on a job with
+/// features) and the previous planes' samples (reference, distorted), if any.
+fn device_temporal(threads: usize) -> OnDevice<(bool, Option<PreviousLuma>)> {
+    OnDevice::new(
+        threads,
+        |c| c.speed_temporal.is_some(),
+        |cfg, job| {
+            (
+                cfg.companions.speed_temporal.is_some() && job.features,
+                job.previous
+                    .as_ref()
+                    .map(|(r, d)| (r.data.clone(), d.data.clone())),
+            )
+        },
+    )
+}
+
 #[test]
 fn cambi_goes_to_a_backend_that_computes_it() {
     let (w, h) = (256, 240);
@@ -142,12 +204,8 @@ fn cambi_goes_to_a_backend_that_computes_it() {
             (out, summary)
         };
         let want = run(Scorer::new(cfg.clone()).unwrap());
-        let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let backend = DeviceCambi {
-            inner: crate::backend::cpu::CpuBackend::new(2).unwrap(),
-            cfg: Default::default(),
-            asked: Arc::clone(&asked),
-        };
+        let backend = device_cambi(2);
+        let asked = Arc::clone(&backend.asked);
         let s = Scorer::with_backend(cfg, Box::new(backend)).unwrap();
         // SpEED stays on host threads: not all on the device.
         assert!(!s.computes_on_device());
@@ -174,7 +232,6 @@ fn cambi_goes_to_a_backend_that_computes_it() {
 fn routes_are_decided_per_kind() {
     use super::host::{HostKind, Routes};
     use crate::features::cambi::CambiParams;
-    use crate::features::speed::SpeedChromaParams;
     let cambi = CambiParams::default();
     let full = CambiParams {
         full_ref: true,
@@ -189,11 +246,7 @@ fn routes_are_decided_per_kind() {
         }),
         HostKind::Cambi(full),
     ];
-    let dev = DeviceCambi {
-        inner: crate::backend::cpu::CpuBackend::new(1).unwrap(),
-        cfg: Default::default(),
-        asked: Default::default(),
-    };
+    let dev = device_cambi(1);
     let r = Routes::of(&kinds, &dev);
     assert_eq!(r.on_device, [true, false, false, false]);
     assert_eq!(r.companions.cambi, Some(cambi));
@@ -202,47 +255,6 @@ fn routes_are_decided_per_kind() {
     let r = Routes::of(&kinds, &cpu);
     assert_eq!(r.on_device, [false; 4]);
     assert_eq!(r.companions, Companions::default());
-}
-
-/// The CPU backend, saying that it computes SpEED chroma "on its device" (its workers compute
-/// the companions a job asks for with the CPU reference, `compute_companions_cpu`, SpEED chroma
-/// included): records the SpEED chroma options each job asked for (the configured ones on a
-/// job with features, else none) and whether it had chroma.
-struct DeviceSpeed {
-    inner: crate::backend::cpu::CpuBackend,
-    cfg: backend::ClipConfig,
-    asked: SpeedAsked,
-}
-
-/// Per job: the SpEED chroma options asked for, and whether the job had chroma planes.
-type SpeedAsked = Arc<std::sync::Mutex<Vec<(Option<SpeedChromaParams>, bool)>>>;
-
-use crate::features::speed::SpeedChromaParams;
-
-impl Backend for DeviceSpeed {
-    fn name(&self) -> &'static str {
-        "device-speed"
-    }
-    fn submit(&mut self, job: FrameJob) -> Result<()> {
-        self.asked.lock().unwrap().push((
-            self.cfg.companions.speed_chroma.filter(|_| job.features),
-            job.chroma.is_some(),
-        ));
-        self.inner.submit(job)
-    }
-    fn configure(&mut self, cfg: &backend::ClipConfig) -> Result<()> {
-        self.cfg = *cfg;
-        self.inner.configure(cfg)
-    }
-    fn receive(&mut self, wait: bool) -> Result<Option<(u64, backend::FrameAccum)>> {
-        self.inner.receive(wait)
-    }
-    fn reset(&mut self) {
-        self.inner.reset();
-    }
-    fn computes_on_device(&self, companions: Companions) -> bool {
-        companions.speed_chroma.is_some()
-    }
 }
 
 /// A backend that computes SpEED chroma on its device gets the model's SpEED chroma (and the
@@ -278,12 +290,8 @@ fn speed_chroma_goes_to_a_backend_that_computes_it() {
             (out, summary)
         };
         let want = run(Scorer::new(cfg.clone()).unwrap());
-        let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let backend = DeviceSpeed {
-            inner: crate::backend::cpu::CpuBackend::new(2).unwrap(),
-            cfg: Default::default(),
-            asked: Arc::clone(&asked),
-        };
+        let backend = device_speed(2);
+        let asked = Arc::clone(&backend.asked);
         let s = Scorer::with_backend(cfg, Box::new(backend)).unwrap();
         // CAMBI stays on host threads: not all on the device.
         assert!(!s.computes_on_device());
@@ -312,11 +320,7 @@ fn speed_chroma_goes_to_a_backend_that_computes_it() {
             ..Default::default()
         }),
     ];
-    let dev = DeviceSpeed {
-        inner: crate::backend::cpu::CpuBackend::new(1).unwrap(),
-        cfg: Default::default(),
-        asked: Default::default(),
-    };
+    let dev = device_speed(1);
     let r = Routes::of(&kinds, &dev);
     assert_eq!(r.on_device, [false, true, false, false]);
     assert_eq!(
@@ -324,45 +328,6 @@ fn speed_chroma_goes_to_a_backend_that_computes_it() {
         Some(SpeedChromaParams::default())
     );
     assert!(r.companions.needs_chroma());
-}
-
-/// A CPU backend that says it computes SpEED temporal on its device (the CPU backend computes
-/// every companion it is configured with), recording per job the options asked for (on a job
-/// with features, else none) and the previous planes' samples (reference, distorted), if any.
-struct DeviceTemporal {
-    inner: crate::backend::cpu::CpuBackend,
-    cfg: backend::ClipConfig,
-    asked: TemporalAsked,
-}
-
-type TemporalAsked = Arc<std::sync::Mutex<Vec<(bool, Option<(Vec<u16>, Vec<u16>)>)>>>;
-
-impl Backend for DeviceTemporal {
-    fn name(&self) -> &'static str {
-        "device-temporal"
-    }
-    fn submit(&mut self, job: FrameJob) -> Result<()> {
-        self.asked.lock().unwrap().push((
-            self.cfg.companions.speed_temporal.is_some() && job.features,
-            job.previous
-                .as_ref()
-                .map(|(r, d)| (r.data.clone(), d.data.clone())),
-        ));
-        self.inner.submit(job)
-    }
-    fn configure(&mut self, cfg: &backend::ClipConfig) -> Result<()> {
-        self.cfg = *cfg;
-        self.inner.configure(cfg)
-    }
-    fn receive(&mut self, wait: bool) -> Result<Option<(u64, backend::FrameAccum)>> {
-        self.inner.receive(wait)
-    }
-    fn reset(&mut self) {
-        self.inner.reset();
-    }
-    fn computes_on_device(&self, companions: Companions) -> bool {
-        companions.speed_temporal.is_some()
-    }
 }
 
 /// A backend that computes SpEED temporal on its device gets it in the clip's companions and,
@@ -409,12 +374,8 @@ fn speed_temporal_goes_to_a_backend_that_computes_it() {
             (out, summary)
         };
         let want = run(Scorer::new(cfg.clone()).unwrap());
-        let asked: TemporalAsked = Default::default();
-        let backend = DeviceTemporal {
-            inner: crate::backend::cpu::CpuBackend::new(2).unwrap(),
-            cfg: Default::default(),
-            asked: Arc::clone(&asked),
-        };
+        let backend = device_temporal(2);
+        let asked = Arc::clone(&backend.asked);
         let s = Scorer::with_backend(cfg, Box::new(backend)).unwrap();
         assert!(s.computes_on_device(), "nothing on host threads");
         let got = run(s);
